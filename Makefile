@@ -1,0 +1,52 @@
+# MMW — the two commands: `make run` and `make test`. Everything else is set-up they call.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export MMW_DATA_DIR ?= $(CURDIR)/var
+export MMW_HOST ?= 127.0.0.1
+export MMW_PORT ?= 8000
+
+.PHONY: run test setup venv lint typecheck pytest bench bench-full stop clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(MMW_DATA_DIR)/secret_key:
+	mkdir -p $(MMW_DATA_DIR)
+	umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+
+setup: venv $(MMW_DATA_DIR)/secret_key
+	$(PY) manage.py migrate --noinput
+
+run: setup
+	$(PY) manage.py serve
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: venv
+	MMW_SECRET_KEY=typecheck MMW_DATA_DIR=$(CURDIR)/var/test $(VENV)/bin/mypy .
+
+pytest: venv
+	$(VENV)/bin/python -m pytest
+
+test: lint typecheck pytest
+
+bench: venv
+	$(PY) bench/run.py --quick
+
+bench-full: venv
+	$(PY) bench/run.py
+
+stop:
+	$(PY) manage.py pg stop
+
+clean: stop
+	rm -rf $(VENV) var

@@ -1,0 +1,24 @@
+"""DRF authentication through the one key resolver."""
+
+from __future__ import annotations
+
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from accounts.keys import Principal, resolve_bearer
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    """``Authorization: Bearer mmw_…`` → ``request.auth`` is the ``Principal``."""
+
+    def authenticate(self, request: Request) -> tuple[object, Principal] | None:
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header:
+            return None
+        principal = resolve_bearer(header)
+        if principal is None:
+            raise exceptions.AuthenticationFailed("invalid or revoked API key")
+        return (principal.user, principal)
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="mmw"'

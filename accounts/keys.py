@@ -1,0 +1,92 @@
+"""API keys: minting and the one resolver from a bearer header to a ``Principal``.
+
+Both REST (``accounts.authentication``) and MCP (the SDK's token verifier) call
+``resolve_bearer``/``resolve_key``; nothing else decides whether a key is valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.utils import timezone
+
+from accounts.models import Account, ApiKey, Project, User
+from orgs.models import Membership
+
+KEY_PREFIX = "mmw_"
+LOOKUP_CHARS = 8
+# A key's last_used_at is written at most this often, so reads do not turn into writes.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the user, their account and membership, the key and its project."""
+
+    user: User
+    account: Account
+    project: Project
+    membership: Membership
+    api_key: ApiKey | None
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def device_label(self) -> str:
+        return self.api_key.device_label if self.api_key else ""
+
+
+def digest(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+def mint() -> tuple[str, str, str]:
+    """Return ``(raw_key, prefix, digest)`` for a new key. Only the raw key is secret."""
+    token = secrets.token_urlsafe(32).replace("-", "x").replace("_", "y")
+    raw = f"{KEY_PREFIX}{token}"
+    return raw, token[:LOOKUP_CHARS], digest(raw)
+
+
+def resolve_bearer(header: str) -> Principal | None:
+    """Resolve an ``Authorization`` header value; ``None`` for anything but a live key."""
+    scheme, _, credentials = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return resolve_key(credentials.strip())
+
+
+def resolve_key(raw_key: str) -> Principal | None:
+    """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, or its
+    membership/project is gone). Compares digests in constant time."""
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + LOOKUP_CHARS:
+        return None
+    prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + LOOKUP_CHARS]
+    wanted = digest(raw_key)
+    candidates = ApiKey.objects.select_related("account", "project", "user").filter(
+        prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True
+    )
+    key = next((c for c in candidates if hmac.compare_digest(c.digest, wanted)), None)
+    if key is None or not key.user.is_active:
+        return None
+    membership = Membership.objects.filter(account=key.account, user=key.user, is_active=True).first()
+    if membership is None:
+        return None
+    _touch(key)
+    return Principal(
+        user=key.user,
+        account=key.account,
+        project=key.project,
+        membership=membership,
+        api_key=key,
+        scopes=frozenset(key.scopes),
+    )
+
+
+def _touch(key: ApiKey) -> None:
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now

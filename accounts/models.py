@@ -1,0 +1,160 @@
+"""Users, accounts (tenants), projects, workspaces, API keys and the audit log."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any, ClassVar
+
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models.functions import Lower
+
+SCOPE_READ = "memory:read"
+SCOPE_WRITE = "memory:write"
+ALL_SCOPES = (SCOPE_READ, SCOPE_WRITE)
+
+
+class UserManager(BaseUserManager["User"]):
+    """Users are identified by e-mail; there is no username."""
+
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
+        if not email:
+            raise ValueError("an e-mail address is required")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractUser):
+    username = None  # type: ignore[assignment]
+    email = models.EmailField("e-mail address", unique=True)
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
+
+    objects: ClassVar[UserManager] = UserManager()  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+def new_tenant_id() -> str:
+    return f"t-{secrets.token_hex(4)}"
+
+
+class Account(models.Model):
+    """A tenant: a person's personal account or an organisation."""
+
+    class Kind(models.TextChoices):
+        PERSONAL = "personal", "Personal"
+        ORGANIZATION = "organization", "Organisation"
+
+    tenant_id = models.CharField(max_length=16, unique=True, default=new_tenant_id, editable=False)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PERSONAL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.tenant_id})"
+
+
+class Project(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                "account",
+                Lower("name"),
+                condition=models.Q(deleted_at__isnull=True),
+                name="project_name_unique_per_account",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Workspace(models.Model):
+    """A named partition of a project's memory. A deleted workspace keeps its row (and so its
+    name) forever: the unique constraint covers deleted rows, so the name is never reused."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="workspaces")
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="workspace_name_unique_per_project"),
+            models.CheckConstraint(condition=~models.Q(name=""), name="workspace_name_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKey(models.Model):
+    """A bearer key ``mmw_<prefix><secret>``: shown once, stored as a SHA-256 digest.
+
+    ``prefix`` (the first characters after ``mmw_``) is stored in clear to find the row; the
+    digest of the whole key is compared in constant time."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="api_keys")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200, blank=True)
+    device_label = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=16, db_index=True)
+    digest = models.CharField(max_length=64, unique=True)
+    scopes = ArrayField(models.CharField(max_length=32), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(scopes__contained_by=list(ALL_SCOPES)), name="api_key_scopes_known"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"mmw_{self.prefix}… ({self.name or self.device_label or 'key'})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class AuditEvent(models.Model):
+    """An append-only record of a security-relevant action, written by the service doing it."""
+
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_user = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=64)
+    target_type = models.CharField(max_length=64, blank=True)
+    target_id = models.CharField(max_length=64, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "-created_at"], name="audit_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}"

@@ -1,0 +1,146 @@
+"""Everything that writes accounts, projects and API keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import keys
+from accounts.models import ALL_SCOPES, Account, ApiKey, AuditEvent, Project, User
+from mmw.errors import InvalidInput
+from orgs.models import Membership
+
+
+def audit_record(
+    *,
+    action: str,
+    account: Account | None,
+    actor_user: User | None = None,
+    actor_key: ApiKey | None = None,
+    target_type: str = "",
+    target_id: str = "",
+    data: dict[str, object] | None = None,
+) -> AuditEvent:
+    """Write one audit row. Call it inside the service's transaction."""
+    return AuditEvent.objects.create(
+        action=action,
+        account=account,
+        actor_user=actor_user,
+        actor_key=actor_key,
+        target_type=target_type,
+        target_id=target_id,
+        data=data or {},
+    )
+
+
+@transaction.atomic
+def user_get_or_create(*, email: str) -> tuple[User, bool]:
+    """Return the user with this e-mail (created with an unusable password if new) and, for a new
+    user, their personal account with an owner membership."""
+    normalized = email.strip().lower()
+    if "@" not in normalized:
+        raise InvalidInput(f"invalid e-mail address: {email!r}")
+    user = User.objects.filter(email=normalized).first()
+    if user is not None:
+        return user, False
+    user = User.objects.create_user(normalized)
+    account_create(name=normalized, owner=user, kind=Account.Kind.PERSONAL)
+    return user, True
+
+
+@transaction.atomic
+def account_create(*, name: str, owner: User, kind: str = Account.Kind.ORGANIZATION) -> Account:
+    account = Account.objects.create(name=name, kind=kind)
+    Membership.objects.create(account=account, user=owner, role=Membership.Role.OWNER)
+    audit_record(
+        action="account.created", account=account, actor_user=owner, target_type="account", target_id=account.tenant_id
+    )
+    return account
+
+
+def personal_account(*, user: User) -> Account:
+    """The user's personal account (every user has exactly one, made at sign-up)."""
+    return Account.objects.get(
+        kind=Account.Kind.PERSONAL, memberships__user=user, memberships__role=Membership.Role.OWNER
+    )
+
+
+@transaction.atomic
+def project_get_or_create(*, account: Account, name: str, actor: User) -> tuple[Project, bool]:
+    clean = name.strip()
+    if not clean:
+        raise InvalidInput("project name must not be empty")
+    project = Project.objects.filter(account=account, name__iexact=clean, deleted_at__isnull=True).first()
+    if project is not None:
+        return project, False
+    project = Project.objects.create(account=account, name=clean)
+    audit_record(
+        action="project.created", account=account, actor_user=actor, target_type="project", target_id=str(project.id)
+    )
+    return project, True
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A freshly created key. ``raw`` is the only copy of the secret: show it once."""
+
+    api_key: ApiKey
+    raw: str
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    user: User,
+    project: Project,
+    name: str = "",
+    device_label: str = "",
+    scopes: Iterable[str] = ALL_SCOPES,
+) -> IssuedKey:
+    """Issue a key for ``user`` bound to ``project``; the user must be an active member."""
+    wanted = sorted(set(scopes))
+    unknown = [s for s in wanted if s not in ALL_SCOPES]
+    if unknown or not wanted:
+        raise InvalidInput(f"scopes must be a non-empty subset of {', '.join(ALL_SCOPES)}")
+    if not Membership.objects.filter(account=project.account, user=user, is_active=True).exists():
+        raise InvalidInput("only an active member of the account can hold its keys")
+    raw, prefix, digest = keys.mint()
+    api_key = ApiKey.objects.create(
+        account=project.account,
+        project=project,
+        user=user,
+        name=name,
+        device_label=device_label,
+        prefix=prefix,
+        digest=digest,
+        scopes=wanted,
+    )
+    audit_record(
+        action="api_key.created",
+        account=project.account,
+        actor_user=user,
+        target_type="api_key",
+        target_id=str(api_key.pk),
+        data={"prefix": prefix, "scopes": wanted, "project": str(project.id)},
+    )
+    return IssuedKey(api_key=api_key, raw=raw)
+
+
+@transaction.atomic
+def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
+    """Revoke the key now (idempotent: revoking twice keeps the first time)."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+        audit_record(
+            action="api_key.revoked",
+            account=api_key.account,
+            actor_user=actor,
+            target_type="api_key",
+            target_id=str(api_key.pk),
+            data={"prefix": api_key.prefix},
+        )
+    return api_key

@@ -1,0 +1,1 @@
+"""Plans and subscriptions (built by the billing work)."""

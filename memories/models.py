@@ -1,0 +1,167 @@
+"""Memory records, their graph relations, and idempotency records.
+
+Records are append-only: a newer ``fact_key`` version is a new row, and ``forget`` only sets
+``forgotten_at``. Statuses (unverified / stale / conflict) are computed when read, never stored.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import F, Func, Q, Value
+from pgvector.django import VectorField
+
+from accounts.models import Account, ApiKey, Project, Workspace
+
+
+class Visibility(models.TextChoices):
+    AUTHOR = "author", "Author only (draft)"
+    DEPARTMENT = "department", "Author's departments"
+    PROJECT = "project", "Project members"
+    ORG = "org", "Whole organisation"
+
+
+class RelationType(models.TextChoices):
+    RELATED = "related", "related"
+    REFINES = "refines", "refines"
+    SUPERSEDES = "supersedes", "supersedes"
+    CONTRADICTS = "contradicts", "contradicts"
+    DERIVED_FROM = "derived_from", "derived from"
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def live(self) -> MemoryQuerySet:
+        """Not forgotten (expired records are forgotten by the expiry job)."""
+        return self.filter(forgotten_at__isnull=True)
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memories")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memories")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memories")
+
+    content = models.TextField()
+    scope = models.CharField(max_length=200, default="shared")
+    source = models.CharField(max_length=200, default="owner")
+    source_id = models.CharField(max_length=1000, null=True, blank=True)
+    source_hash = models.CharField(max_length=1000, null=True, blank=True)
+    source_revision = models.CharField(max_length=1000, null=True, blank=True)
+    fact_key = models.CharField(max_length=1000, null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    confidence = models.FloatField(default=0.5)
+    importance = models.FloatField(default=0.5)
+    derived_from = ArrayField(models.UUIDField(), default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    reason = models.TextField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.PROJECT)
+    department_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    device_label = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    forgotten_at = models.DateTimeField(null=True, blank=True)
+    forgotten_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    # Untyped vector: the dimension comes with the model. One partial HNSW index per model id
+    # (see memories.vector_index), so vectors of different models are never compared.
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, null=True, blank=True)
+
+    # Keyword index, filled by PostgreSQL in the same statement as the insert.
+    search_document = models.GeneratedField(
+        expression=Func(
+            F("content"),
+            Func(F("fact_key"), Value(""), function="COALESCE"),
+            function="mmw_search_document",
+            output_field=SearchVectorField(),
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"),
+            models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),
+            models.CheckConstraint(
+                condition=Q(source_hash__isnull=True) | Q(source_id__isnull=False), name="memory_hash_needs_source"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "fact_key", "version"],
+                condition=Q(fact_key__isnull=False),
+                name="memory_fact_key_version_unique",
+            ),
+        ]
+        indexes = [
+            GinIndex(fields=["search_document"], name="memory_search_document_gin"),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            models.Index(
+                fields=["workspace", "created_at"], name="memory_ws_created", condition=Q(forgotten_at__isnull=True)
+            ),
+            models.Index(
+                fields=["workspace", "fact_key"], name="memory_ws_fact_key", condition=Q(fact_key__isnull=False)
+            ),
+            models.Index(
+                fields=["workspace", "source_id"], name="memory_ws_source_id", condition=Q(source_id__isnull=False)
+            ),
+            models.Index(fields=["project", "created_at"], name="memory_project_created"),
+            models.Index(fields=["created_at"], name="memory_unarchived", condition=Q(archived_at__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.workspace_id})"
+
+
+class MemoryRelation(models.Model):
+    """A typed, scored edge of the memory graph, written by the archivist."""
+
+    from_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="relations_out")
+    to_memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="relations_in")
+    relation = models.CharField(max_length=16, choices=RelationType.choices)
+    score = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["from_memory", "to_memory", "relation"], name="relation_unique"),
+            models.CheckConstraint(condition=~Q(from_memory=F("to_memory")), name="relation_not_self"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.from_memory_id} {self.relation} {self.to_memory_id}"
+
+
+class IdempotencyRecord(models.Model):
+    """The stored answer to a ``remember`` made with ``X-Idempotency-Key``.
+
+    Scoped to (API key, project, workspace name); ``request_hash`` detects reuse with other input."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    workspace_name = models.CharField(max_length=200)
+    key = models.CharField(max_length=256)
+    request_hash = models.CharField(max_length=64)
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "project", "workspace_name", "key"], name="idempotency_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"idempotency {self.key[:16]} ({self.workspace_name})"

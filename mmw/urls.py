@@ -1,0 +1,12 @@
+"""URL map. REST under /api/v1/, the admin under /admin/, health at /healthz."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from mmw.views import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("memories.api.urls")),
+]

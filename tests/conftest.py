@@ -1,0 +1,48 @@
+"""Shared fixtures: the Alice / Bob / Charlie tenancy used by every cross-tenant test.
+
+Alice owns an organisation account with project ``alpha``; Bob is a member of Alice's
+organisation; Charlie has his own personal account and no access to Alice's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from accounts import services
+from accounts.models import Account, Project, User
+from orgs.models import Membership
+from tests.factories import issue_key
+
+
+@dataclass
+class Actor:
+    user: User
+    account: Account
+    project: Project
+    key: str
+
+
+@dataclass
+class Tenancy:
+    alice: Actor
+    bob: Actor
+    charlie: Actor
+
+
+@pytest.fixture
+def tenancy(db: None) -> Tenancy:
+    alice_user, _ = services.user_get_or_create(email="alice@example.com")
+    org = services.account_create(name="Alice & Co", owner=alice_user)
+    alpha, _ = services.project_get_or_create(account=org, name="alpha", actor=alice_user)
+    bob_user, _ = services.user_get_or_create(email="bob@example.com")
+    Membership.objects.create(account=org, user=bob_user, role=Membership.Role.MEMBER)
+    charlie_user, _ = services.user_get_or_create(email="charlie@example.com")
+    charlie_account = services.personal_account(user=charlie_user)
+    charlie_project, _ = services.project_get_or_create(account=charlie_account, name="mine", actor=charlie_user)
+    return Tenancy(
+        alice=Actor(alice_user, org, alpha, issue_key(alice_user, alpha, device_label="alice-laptop")),
+        bob=Actor(bob_user, org, alpha, issue_key(bob_user, alpha, device_label="bob-desktop")),
+        charlie=Actor(charlie_user, charlie_account, charlie_project, issue_key(charlie_user, charlie_project)),
+    )

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from mmw import embedded_pg
+
+
+@pytest.mark.slow
+def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(tmp_path: Path) -> None:
+    pgdata = tmp_path / "pg"
+    first = embedded_pg.ensure_running(pgdata)
+    pid_file = pgdata / "postmaster.pid"
+    pid = pid_file.read_text().splitlines()[0]
+    try:
+        with psycopg.connect(dbname=first["NAME"], user=first["USER"], host=first["HOST"]) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            distance = conn.execute("SELECT '[1,0]'::vector <=> '[0,1]'::vector").fetchone()
+            assert distance is not None
+            assert distance[0] == pytest.approx(1.0)
+
+        started = time.monotonic()
+        second = embedded_pg.ensure_running(pgdata)
+        assert time.monotonic() - started < 5
+        assert second == first
+        assert pid_file.read_text().splitlines()[0] == pid, "a second start must reuse the running server"
+    finally:
+        assert embedded_pg.stop(pgdata) is True
+    assert not pid_file.exists()
+    assert embedded_pg.stop(pgdata) is False
+    deadline = time.monotonic() + 10
+    while subprocess.run(["kill", "-0", pid], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, "the postmaster must exit after stop()"
+        time.sleep(0.1)

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mmw.settings.test", "MMW_PORT": str(port)}
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert status == 200
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 3, "web, worker and beat must all be running"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=30)[0].decode()
+    assert "MMW is serving on" in output
+    assert "manage.py quickstart" in output
+    for pid in children:
+        assert subprocess.run(["kill", "-0", pid], capture_output=True).returncode != 0, output[-2000:]
