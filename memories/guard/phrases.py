@@ -1,0 +1,339 @@
+"""A tiny phrase language for the poisoning rules, compiled to linear-time byte regexes.
+
+A phrase is a sequence of elements matched word by word over :attr:`Views.fold`:
+
+- ``Req("ignore", "do not follow", "игнорир*")`` — one of these; ``*`` marks a stem (the word
+  may continue: ``игнорир*`` matches игнорируй, игнорируйте…).  Literals are written in natural
+  spelling and folded exactly like the text (case, accents, homoglyphs, leetspeak).
+- ``Opt(...)`` — optionally one of these.
+- ``Gap(n, ...)`` — up to ``n`` words from this list (articles, determiners, pronouns).
+- ``Raw(regex, squashed_regex, needles)`` — a hand-written piece (a URL, an e-mail, a colon).
+
+Words are separated by runs of spaces/commas/quotes/markdown emphasis, so extra spaces and
+``**bold**`` do not break a match.  Each phrase compiles twice: a *spaced* regex for the fold
+view (tried only at offsets where the first element's literal occurs, and only when every
+required element has a word present in the text — a set lookup), and a *squashed* regex for
+l e t t e r - s p a c e d runs once collapsed (used only when the text shows letter spacing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from memories.guard.views import Views, fold_literal
+
+LETTER = rb"[a-z\x80-\xff]"
+# separators between words, at most one line break (a paragraph break ends a phrase); it may be
+# empty because every word is followed by a word boundary
+_SEP = rb"[ \t,\"'()*_\-]*+\r?\n?[ \t,\"'()*_\-]*+"
+_BOUNDARY = b"(?!" + LETTER + b")"
+_SEP_SQ = rb"[,()]*+"
+_STEM_MIN = 5
+UNLOCATED = (-1, -1)
+
+
+@dataclass(frozen=True)
+class _Word:
+    literal: bytes
+    stem: bool
+
+    def spaced(self) -> bytes:
+        """The word; a stem swallows the rest of its word.  The right-hand word boundary is
+        added once per alternation group by :meth:`Element.group`."""
+        return re.escape(self.literal) + (LETTER + b"*+" if self.stem else b"")
+
+    def squashed(self) -> bytes:
+        return re.escape(self.literal) + (LETTER + b"{0,8}" if self.stem else b"")
+
+    def present(self, views: Views) -> bool:
+        if self.stem:
+            return self.literal[:_STEM_MIN] in views.prefixes
+        return self.literal in views.words
+
+
+@dataclass(frozen=True)
+class _Alt:
+    words: tuple[_Word, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> _Alt:
+        words = []
+        for raw in text.split():
+            stem = raw.endswith("*")
+            literal = fold_literal(raw.rstrip("*"))
+            # split on characters the words view treats as separators ("don't" -> don, t)
+            parts = [p for p in re.split(rb"[^a-z0-9\x80-\xff]+", literal) if p]
+            for i, part in enumerate(parts):
+                is_stem = stem and i == len(parts) - 1
+                if is_stem and len(part) < _STEM_MIN:
+                    raise ValueError(f"stem too short for the prefix gate: {raw!r}")
+                words.append(_Word(part, is_stem))
+        return cls(tuple(words))
+
+    def spaced(self) -> bytes:
+        return (_BOUNDARY + _SEP).join(w.spaced() for w in self.words)
+
+    def squashed(self) -> bytes:
+        return _SEP_SQ.join(w.squashed() for w in self.words)
+
+    def present(self, views: Views) -> bool:
+        return all(w.present(views) for w in self.words)
+
+
+@dataclass(frozen=True)
+class Element:
+    """One slot of a phrase; build with :func:`Req`, :func:`Opt`, :func:`Gap` or :func:`Raw`."""
+
+    alts: tuple[_Alt, ...]
+    low: int = 1
+    high: int = 1
+    raw: tuple[bytes, bytes] | None = None
+    needles: tuple[bytes, ...] = ()
+
+    def __post_init__(self) -> None:
+        # gate data: single-word alternatives become two frozensets (one C-level isdisjoint each)
+        singles = [a.words[0] for a in self.alts if len(a.words) == 1]
+        object.__setattr__(self, "_words", frozenset(w.literal for w in singles if not w.stem))
+        object.__setattr__(self, "_stems", frozenset(w.literal[:_STEM_MIN] for w in singles if w.stem))
+        object.__setattr__(self, "_multi", tuple(a for a in self.alts if len(a.words) > 1))
+
+    @property
+    def required(self) -> bool:
+        return self.low > 0
+
+    def max_len(self) -> int:
+        """Longest span this element can cover, with generous separators (for look-back bounds)."""
+        if self.raw is not None:
+            return 60
+        longest = max(sum(len(w.literal) + 4 for w in a.words) for a in self.alts)
+        return longest * self.high
+
+    def group(self, squashed: bool) -> bytes:
+        if self.raw is not None:
+            return self.raw[1] if squashed else self.raw[0]
+        if squashed:
+            return b"(?:" + b"|".join(a.squashed() for a in self.alts) + b")"
+        return b"(?:" + b"|".join(a.spaced() for a in self.alts) + b")" + _BOUNDARY
+
+    def present(self, views: Views) -> bool:
+        """Cheap necessary condition: some alternative's words all occur in the text."""
+        cache = views.gate_cache
+        if self.raw is not None:
+            found = cache.get(self.needles)
+            if found is None:
+                found = cache[self.needles] = any(n in views.fold for n in self.needles)
+            return found
+        key = id(self)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = (
+                not self._words.isdisjoint(views.words)  # type: ignore[attr-defined]
+                or not self._stems.isdisjoint(views.prefixes)  # type: ignore[attr-defined]
+                or any(a.present(views) for a in self._multi)  # type: ignore[attr-defined]
+            )
+        return found
+
+
+def Req(*alts: str) -> Element:
+    return Element(tuple(_Alt.parse(a) for a in alts))
+
+
+def Opt(*alts: str) -> Element:
+    return Element(tuple(_Alt.parse(a) for a in alts), low=0)
+
+
+def Gap(n: int, *alts: str) -> Element:
+    return Element(tuple(_Alt.parse(a) for a in alts), low=0, high=n)
+
+
+def Raw(spaced: bytes, squashed: bytes, *needles: bytes) -> Element:
+    return Element((), raw=(spaced, squashed), needles=needles)
+
+
+@dataclass(frozen=True)
+class _Window:
+    """Where a phrase anchored on a later word can start: ``head`` (its first words) found in
+    the ``back`` bytes before the anchor."""
+
+    head: re.Pattern[bytes]
+    back: int
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A sequence of elements, compiled to one regex tried at the offsets of its first words."""
+
+    elements: tuple[Element, ...]
+    source: bytes  # the spaced regex (compiled lazily: most phrases only run inside the combined one)
+    squashed_source: bytes
+    anchor: int = 0  # which element's words locate candidates (0: match there; else: window search)
+
+    @cached_property
+    def spaced(self) -> re.Pattern[bytes]:
+        return re.compile(self.source)
+
+    @cached_property
+    def squashed(self) -> re.Pattern[bytes]:
+        return re.compile(self.squashed_source)
+
+    @classmethod
+    def of(cls, *elements: Element, anchor: int = 0) -> Phrase:
+        """``anchor``: index of a required element with rarer words than the first one; the phrase
+        is then searched in a window around each occurrence of that element's last words."""
+        first = elements[0]
+        if first.raw is not None or not first.required or first.high != 1:
+            raise ValueError("a phrase starts with a Req element (its first words are the anchors)")
+        spaced = b"(?<!" + LETTER + b")" + first.group(False) + b"".join(_rest(elements, squashed=False))
+        squashed = first.group(True) + b"".join(_rest(elements, squashed=True))
+        if anchor and (not elements[anchor].required or elements[anchor].raw is not None):
+            raise ValueError("the anchor element must be a required word element")
+        return cls(tuple(elements), spaced, squashed, anchor)
+
+    def anchor_words(self) -> Iterator[tuple[_Word, _Window | None]]:
+        """(word, how to find the phrase start around it) per alternative of the anchor element.
+        ``None``: the phrase starts at the word.  A multi-word first alternative is anchored on
+        its longest word ("do not follow" -> "follow"), since short common first words would make
+        the scan and the match attempts expensive; a later anchor element looks back over the
+        elements before it."""
+        first = self.elements[0]
+        if self.anchor:
+            back = int(sum(el.max_len() for el in self.elements[: self.anchor]) * 1.5)
+            window = _Window(re.compile(b"(?<!" + LETTER + b")" + first.group(False)), back)
+            for alt in self.elements[self.anchor].alts:
+                yield alt.words[-1], window
+            return
+        for alt in first.alts:
+            longest = max(alt.words, key=lambda w: len(w.literal))
+            if len(alt.words[0].literal) >= len(longest.literal):
+                yield alt.words[0], None
+                continue
+            before = alt.words[: alt.words.index(longest)]
+            back = 2 * sum(len(w.literal) + 2 for w in before) + 8
+            yield longest, _Window(re.compile(b"(?<!" + LETTER + b")" + alt.spaced() + _BOUNDARY), back)
+
+    def gate(self, views: Views) -> bool:
+        """Necessary condition: every required element has an alternative whose words all occur
+        (cached per text: several anchors share a phrase)."""
+        cache = views.gate_cache
+        key = id(self)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = all(el.present(views) for el in self.elements if el.low > 0)
+        return found
+
+
+def _rest(elements: tuple[Element, ...], *, squashed: bool) -> Iterator[bytes]:
+    sep = _SEP_SQ if squashed else _SEP
+    for el in elements[1:]:
+        if el.raw is not None:  # grouped: a raw piece may contain a top-level "|"
+            yield b"(?:" + (el.raw[1] if squashed else el.raw[0]) + b")"
+        elif el.high == 1:
+            yield b"(?:" + sep + el.group(squashed) + b")" + (b"" if el.required else b"?")
+        else:
+            yield b"(?:" + sep + el.group(squashed) + b"){0,%d}" % el.high
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """One word the text is scanned for, and what to try at each of its occurrences: the rule's
+    combined regex right there (``direct``), at the starts found by ``heads`` a few bytes before
+    (multi-word first alternatives such as "do not follow"), and ``later`` phrases anchored on
+    a later element.  ``finder`` matches the word as a whole word (a stem: as a word start); it
+    starts with the literal so the scan skips in C, with the left boundary as a lookbehind."""
+
+    word: _Word
+    phrases: tuple[Phrase, ...]  # for the gate: is any of them possible in this text?
+    direct: bool
+    heads: _Window | None
+    later: tuple[tuple[Phrase, _Window], ...]
+    finder: re.Pattern[bytes]
+
+
+def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Anchor:
+    literal = re.escape(word.literal)
+    right = LETTER + b"*+" if word.stem else _BOUNDARY
+    heads = [w for p, w in entries if w is not None and p.anchor == 0]
+    head = None
+    if heads:
+        pattern = b"|".join(b"(?:" + w.head.pattern + b")" for w in dict.fromkeys(heads))
+        head = _Window(re.compile(pattern), max(w.back for w in heads))
+    return _Anchor(
+        word,
+        tuple(dict.fromkeys(p for p, _ in entries)),
+        any(w is None for _, w in entries),
+        head,
+        tuple((p, w) for p, w in entries if w is not None and p.anchor != 0),
+        re.compile(literal + b"(?<!" + LETTER + literal + b")" + right),
+    )
+
+
+def _starts(window: _Window, fold: bytes, at: int) -> list[int]:
+    """Where the phrase's first words occur shortly before ``at`` (its anchor word), nearest first."""
+    starts = []
+    for head in window.head.finditer(fold, max(0, at - window.back), at + 80):  # may run past the anchor
+        if head.start() > at:
+            break
+        starts.append(head.start())
+    return starts[::-1]
+
+
+def _match_around(pattern: re.Pattern[bytes], window: _Window, fold: bytes, at: int) -> re.Match[bytes] | None:
+    for start in _starts(window, fold, at):
+        match = pattern.match(fold, start)
+        if match is not None and match.end() > at:
+            return match
+    return None
+
+
+class PhraseSet:
+    """The phrases of one rule, indexed by their anchor words.  For each anchor word that occurs
+    in the text (a set lookup) and whose phrases pass :meth:`Phrase.gate`, the word's offsets
+    are found by a literal-first regex (cached across rules) and the phrases tried there: the
+    directly anchored ones all at once through :attr:`combined`."""
+
+    def __init__(self, *phrases: Phrase) -> None:
+        self.phrases = phrases
+        index: dict[tuple[bytes, bool], list[tuple[Phrase, _Window | None]]] = {}
+        for phrase in phrases:
+            for head, window in phrase.anchor_words():
+                if len(head.literal) < 2:
+                    raise ValueError(f"anchor too short to scan for: {head.literal!r}")
+                index.setdefault((head.literal, head.stem), []).append((phrase, window))
+        self.anchors = tuple(_anchor(_Word(lit, stem), entries) for (lit, stem), entries in index.items())
+        # every phrase matched at its first word, as one alternation: one C call per position
+        direct = [p for p in phrases if p.anchor == 0]
+        self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in direct))
+
+    def find(self, views: Views) -> Iterator[tuple[int, int]]:
+        """Spans (fold coordinates) of the phrases; letter-spaced hits come as UNLOCATED."""
+        yield from self._find(views)
+        despaced = views.despaced
+        if despaced is not None:  # spans there are not raw-text offsets
+            for _ in self._find(despaced):
+                yield UNLOCATED
+            runs = views.spaced_runs
+            for phrase in self.phrases:
+                if phrase.squashed.search(runs):
+                    yield UNLOCATED
+
+    def _find(self, views: Views) -> Iterator[tuple[int, int]]:
+        fold = views.fold
+        for anchor in self.anchors:
+            if not anchor.word.present(views):
+                continue
+            if not any(p.gate(views) for p in anchor.phrases):
+                continue
+            later = [(p, w) for p, w in anchor.later if p.gate(views)]
+            for at in views.word_positions(anchor.finder):
+                match = self.combined.match(fold, at) if anchor.direct else None
+                if match is None and anchor.heads is not None:
+                    match = _match_around(self.combined, anchor.heads, fold, at)
+                if match is not None:
+                    yield match.span()
+                for phrase, window in later:
+                    found = _match_around(phrase.spaced, window, fold, at)
+                    if found is not None:
+                        yield found.span()
