@@ -14,8 +14,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey, Project, User
+from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
 from orgs.models import Membership
+from orgs.selectors import active_membership, department_ids_of, has_project_access
 
 KEY_PREFIX = "mmw_"
 LOOKUP_CHARS = 8
@@ -33,6 +34,7 @@ class Principal:
     membership: Membership
     api_key: ApiKey | None
     scopes: frozenset[str] = field(default_factory=frozenset)
+    department_ids: frozenset[int] = field(default_factory=frozenset)
 
     @property
     def device_label(self) -> str:
@@ -59,29 +61,50 @@ def resolve_bearer(header: str) -> Principal | None:
 
 
 def resolve_key(raw_key: str) -> Principal | None:
-    """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, or its
-    membership/project is gone). Compares digests in constant time."""
+    """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, its project
+    deleted, its membership deactivated or removed, or its holder without access to the
+    project). Compares digests in constant time."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + LOOKUP_CHARS:
         return None
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + LOOKUP_CHARS]
     wanted = digest(raw_key)
-    candidates = ApiKey.objects.select_related("account", "project", "user").filter(
+    candidates = ApiKey.objects.select_related("account", "project__account", "user").filter(
         prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True
     )
     key = next((c for c in candidates if hmac.compare_digest(c.digest, wanted)), None)
-    if key is None or not key.user.is_active:
+    if key is None or key.account_id != key.project.account_id:
         return None
-    membership = Membership.objects.filter(account=key.account, user=key.user, is_active=True).first()
-    if membership is None:
+    principal = principal_for(user=key.user, project=key.project, api_key=key, scopes=frozenset(key.scopes))
+    if principal is not None:
+        _touch(key)
+    return principal
+
+
+def principal_for(
+    *,
+    user: User,
+    project: Project,
+    api_key: ApiKey | None = None,
+    scopes: frozenset[str] = frozenset({SCOPE_READ}),
+) -> Principal | None:
+    """The principal of ``user`` working in ``project``, or ``None`` when the user may not use it
+    now: an inactive user, a deleted project, no active membership in the project's account, or no
+    access to the project. The one place a ``Principal`` is built (keys, and callers without a key
+    such as the dashboard or the archivist acting for a record's author), so the department ids
+    ``visible_to`` relies on are always the membership's current ones."""
+    if not user.is_active or project.deleted_at is not None:
         return None
-    _touch(key)
+    membership = active_membership(account=project.account, user=user)
+    if membership is None or not has_project_access(membership=membership, project=project):
+        return None
     return Principal(
-        user=key.user,
-        account=key.account,
-        project=key.project,
+        user=user,
+        account=project.account,
+        project=project,
         membership=membership,
-        api_key=key,
-        scopes=frozenset(key.scopes),
+        api_key=api_key,
+        scopes=scopes,
+        department_ids=department_ids_of(membership=membership),
     )
 
 

@@ -1,11 +1,17 @@
-"""Who belongs to which account, with which role, in which departments."""
+"""Who belongs to which account, with which role, in which departments, with access to which
+projects; and the invitations that bring people in.
+
+Every rule about these lives in ``orgs.services`` (writes) and ``orgs.selectors`` (reads); what a
+membership lets its holder *read* is decided by ``Memory.objects.visible_to`` alone.
+"""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 
-from accounts.models import Account
+from accounts.models import Account, Project
 
 
 class Membership(models.Model):
@@ -33,8 +39,16 @@ class Membership(models.Model):
     def may_write(self) -> bool:
         return self.is_active and self.role != self.Role.AUDITOR
 
+    @property
+    def manages(self) -> bool:
+        """Owners and admins manage members, departments, project access and read the audit log."""
+        return self.is_active and self.role in (self.Role.OWNER, self.Role.ADMIN)
+
 
 class Department(models.Model):
+    """A group of memberships. A ``department`` record names the departments its author was in
+    when writing it (``Memory.department_ids``); the members of those departments *now* read it."""
+
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="departments")
     name = models.CharField(max_length=200)
     members = models.ManyToManyField(Membership, related_name="departments", blank=True)
@@ -45,3 +59,59 @@ class Department(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ProjectAccess(models.Model):
+    """Which members may use a project. Without a row, or with ``restricted=False``, every member
+    of the account may; with ``restricted=True`` only owners, admins and the listed ``members``.
+
+    A member without access can neither be issued a key for the project nor use one they hold
+    (``accounts.keys`` refuses it at once)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True, related_name="access")
+    restricted = models.BooleanField(default=False)
+    members = models.ManyToManyField(Membership, related_name="project_access", blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"access to {self.project_id}: {'listed members' if self.restricted else 'all members'}"
+
+
+class Invitation(models.Model):
+    """An e-mailed invitation into an organisation. The link carries a signed token naming this
+    row and a random nonce; only the nonce's SHA-256 digest is stored. It is single-use
+    (``accepted_at``), expires (``expires_at`` and the signature's age) and can be revoked."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    nonce_digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # At most one open invitation per address and organisation: a new one replaces it.
+            models.UniqueConstraint(
+                "account",
+                Lower("email"),
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="invitation_one_open_per_email",
+            ),
+            models.CheckConstraint(condition=~models.Q(role="owner"), name="invitation_role_not_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.account} as {self.role}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None

@@ -1,0 +1,89 @@
+"""Everything that reads organisations: memberships, project access, departments, the audit log.
+
+The key resolver (``accounts.keys``) asks ``has_project_access`` and ``department_ids_of`` for
+every request; the org services ask ``acting_membership`` who the caller is.
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from accounts.models import Account, AuditEvent, Project, User
+from mmw.errors import Forbidden, NotFound
+from orgs.models import Department, Membership, ProjectAccess
+
+MANAGING_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
+AUDIT_PAGE_MAX = 500
+
+
+def active_membership(*, account: Account, user: User) -> Membership | None:
+    """The user's active membership in the account, or None (not a member, or deactivated)."""
+    return Membership.objects.filter(account=account, user=user, is_active=True).first()
+
+
+def acting_membership(
+    *, account: Account, user: User, manage: bool, refusal: str = "only owners and admins can manage this organization"
+) -> Membership:
+    """The caller's active membership, which must be an owner's or admin's when ``manage``.
+
+    A caller who is not an active member gets the same answer as for an account that does not
+    exist (404), so nothing about the account leaks."""
+    membership = active_membership(account=account, user=user)
+    if membership is None:
+        raise NotFound("organization not found")
+    if manage and not membership.manages:
+        raise Forbidden(refusal)
+    return membership
+
+
+def has_project_access(*, membership: Membership, project: Project) -> bool:
+    """May this (active) membership use the project? One query at most.
+
+    Owners and admins always may; other roles may unless the project is restricted to a list
+    that does not name them. A project of another account is never accessible."""
+    if not membership.is_active or membership.account_id != project.account_id or project.deleted_at is not None:
+        return False
+    if membership.role in MANAGING_ROLES:
+        return True
+    return not ProjectAccess.objects.filter(project_id=project.pk, restricted=True).exclude(members=membership).exists()
+
+
+def department_ids_of(*, membership: Membership) -> frozenset[int]:
+    """The departments the membership belongs to now."""
+    return frozenset(
+        Department.members.through.objects.filter(membership_id=membership.pk).values_list("department_id", flat=True)
+    )
+
+
+def membership_list(*, account: Account, actor: User) -> QuerySet[Membership]:
+    """The account's memberships (active and deactivated), for any active member to see."""
+    acting_membership(account=account, user=actor, manage=False)
+    return Membership.objects.filter(account=account).select_related("user").order_by("created_at", "pk")
+
+
+def department_list(*, account: Account, actor: User) -> QuerySet[Department]:
+    acting_membership(account=account, user=actor, manage=False)
+    return Department.objects.filter(account=account).prefetch_related("members__user").order_by("name")
+
+
+def project_members(*, project: Project, actor: User) -> QuerySet[Membership]:
+    """The active memberships that may use the project (owners/admins included)."""
+    acting_membership(account=project.account, user=actor, manage=False)
+    members = Membership.objects.filter(account_id=project.account_id, is_active=True)
+    access = ProjectAccess.objects.filter(project=project, restricted=True).first()
+    if access is not None:
+        listed = access.members.values("pk")
+        members = members.filter(role__in=MANAGING_ROLES) | members.filter(pk__in=listed)
+    return members.select_related("user").order_by("created_at", "pk")
+
+
+def audit_events_for(*, account: Account, actor: User, limit: int = 100) -> QuerySet[AuditEvent]:
+    """The account's audit events, newest first. Owners and admins only: members and auditors are
+    refused (403), non-members get 404."""
+    acting_membership(account=account, user=actor, manage=True, refusal="only owners and admins can read the audit log")
+    limit = max(1, min(limit, AUDIT_PAGE_MAX))
+    return (
+        AuditEvent.objects.filter(account=account)
+        .select_related("actor_user", "actor_key")
+        .order_by("-created_at", "-pk")[:limit]
+    )

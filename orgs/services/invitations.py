@@ -1,0 +1,178 @@
+"""Invitations: e-mailed, signed, expiring, single-use links into an organisation."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from urllib.parse import quote
+
+from django.conf import settings
+from django.core import signing
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import Account, User
+from accounts.services import audit_record
+from mmw.errors import Conflict, Forbidden, InvalidInput
+from orgs.models import Invitation, Membership
+from orgs.selectors import acting_membership
+from orgs.services._common import clean_email, digest, lock_account, require_organization
+
+Role = Membership.Role
+
+INVITATION_TTL = timedelta(days=7)
+INVITATION_SALT = "mmw.orgs.invitation"
+INVITATION_PATH = "/invitations/accept/"
+INVITABLE_ROLES = (Role.ADMIN, Role.MEMBER, Role.AUDITOR)
+
+
+@dataclass(frozen=True)
+class IssuedInvitation:
+    """A new invitation. ``token`` (inside ``url``) is the only copy of the secret: it is e-mailed
+    to the invitee once the transaction commits and never stored."""
+
+    invitation: Invitation
+    token: str
+    url: str
+
+
+@transaction.atomic
+def invitation_create(*, account: Account, actor: User, email: str, role: str = Role.MEMBER) -> IssuedInvitation:
+    """Invite ``email`` into the organisation with ``role`` (admin, member or auditor).
+
+    An open invitation to the same address is replaced (its link stops working)."""
+    require_organization(account, "personal accounts have a single member: invite people into an organization")
+    acting_membership(account=account, user=actor, manage=True)
+    if role not in INVITABLE_ROLES:
+        raise InvalidInput("an invitation grants the role admin, member or auditor; owners are made by an owner")
+    address = clean_email(email)
+    existing = Membership.objects.filter(account=account, user__email=address).first()
+    if existing is not None:
+        hint = "" if existing.is_active else " (deactivated: reactivate the membership instead)"
+        raise Conflict(f"{address} is already a member of this organization{hint}")
+    now = timezone.now()
+    replaced = list(
+        Invitation.objects.select_for_update()
+        .filter(account=account, email__iexact=address, accepted_at__isnull=True, revoked_at__isnull=True)
+        .values_list("pk", flat=True)
+    )
+    Invitation.objects.filter(pk__in=replaced).update(revoked_at=now)
+    nonce = secrets.token_urlsafe(32)
+    try:
+        with transaction.atomic():
+            invitation = Invitation.objects.create(
+                account=account,
+                email=address,
+                role=role,
+                invited_by=actor,
+                nonce_digest=digest(nonce),
+                expires_at=now + INVITATION_TTL,
+            )
+    except IntegrityError:
+        raise Conflict(f"an invitation to {address} is being sent right now") from None
+    token = signing.dumps({"i": invitation.pk, "n": nonce}, salt=INVITATION_SALT)
+    url = f"{settings.PUBLIC_URL}{INVITATION_PATH}?token={quote(token, safe='')}"
+    audit_record(
+        action="invitation.created",
+        account=account,
+        actor_user=actor,
+        target_type="invitation",
+        target_id=str(invitation.pk),
+        data={"email": address, "role": role, "replaced": replaced},
+    )
+    transaction.on_commit(lambda: _send_invitation(invitation, url, inviter=actor), robust=True)
+    return IssuedInvitation(invitation=invitation, token=token, url=url)
+
+
+def _send_invitation(invitation: Invitation, url: str, *, inviter: User) -> None:
+    account = invitation.account
+    days = INVITATION_TTL.days
+    send_mail(
+        subject=f"You are invited to {account.name} on MMW",
+        message=(
+            f"{inviter.email} invited you to join {account.name} on MMW as {invitation.get_role_display()}.\n\n"
+            f"Accept the invitation (the link works once, for {days} days, signed in as {invitation.email}):\n"
+            f"{url}\n\nIf you did not expect this e-mail, ignore it.\n"
+        ),
+        from_email=None,
+        recipient_list=[invitation.email],
+    )
+
+
+@transaction.atomic
+def invitation_accept(*, token: str, user: User) -> Membership:
+    """Turn an invitation link into a membership of ``user``, who must be the invited address.
+
+    Refused, with distinct texts: a tampered or unknown token, an expired one, one already used,
+    one revoked or replaced, another user's, or a user who is already a member."""
+    invitation, nonce = _invitation_of(token)
+    if not hmac.compare_digest(invitation.nonce_digest, digest(nonce)):
+        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+    if invitation.accepted_at is not None:
+        raise Conflict("invitation link was already used", code="invitation_used")
+    if invitation.revoked_at is not None:
+        raise InvalidInput("invitation was revoked or replaced by a newer one", code="invitation_revoked")
+    if invitation.expires_at <= timezone.now():
+        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
+    if not user.is_active or user.email.lower() != invitation.email.lower():
+        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+    lock_account(invitation.account_id)
+    existing = Membership.objects.filter(account_id=invitation.account_id, user=user).first()
+    if existing is not None:
+        if existing.is_active:
+            raise Conflict("you are already a member of this organization")
+        raise Conflict("your membership of this organization is deactivated: ask an owner or admin to reactivate it")
+    membership = Membership.objects.create(account_id=invitation.account_id, user=user, role=invitation.role)
+    invitation.accepted_at = timezone.now()
+    invitation.accepted_by = user
+    invitation.save(update_fields=["accepted_at", "accepted_by"])
+    audit_record(
+        action="invitation.accepted",
+        account=invitation.account,
+        actor_user=user,
+        target_type="membership",
+        target_id=str(membership.pk),
+        data={"invitation": invitation.pk, "email": invitation.email, "role": membership.role},
+    )
+    return membership
+
+
+def _invitation_of(token: str) -> tuple[Invitation, str]:
+    """The (locked) invitation a well-signed, unexpired token names, and the token's nonce."""
+    try:
+        payload: Any = signing.loads(token.strip(), salt=INVITATION_SALT, max_age=INVITATION_TTL)
+    except signing.SignatureExpired:
+        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired") from None
+    except signing.BadSignature:
+        raise InvalidInput("invitation link is invalid", code="invitation_invalid") from None
+    if not (isinstance(payload, dict) and isinstance(payload.get("i"), int) and isinstance(payload.get("n"), str)):
+        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+    invitation = (
+        Invitation.objects.select_for_update(of=("self",)).select_related("account").filter(pk=payload["i"]).first()
+    )
+    if invitation is None:
+        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+    return invitation, payload["n"]
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, actor: User) -> Invitation:
+    """Withdraw an open invitation (idempotent: a used or revoked one is left as it is)."""
+    acting_membership(account=invitation.account, user=actor, manage=True)
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if locked.is_open:
+        locked.revoked_at = timezone.now()
+        locked.save(update_fields=["revoked_at"])
+        audit_record(
+            action="invitation.revoked",
+            account=invitation.account,
+            actor_user=actor,
+            target_type="invitation",
+            target_id=str(locked.pk),
+            data={"email": locked.email},
+        )
+    return locked
