@@ -1,6 +1,14 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate, post_save
 
 
 class BillingConfig(AppConfig):
     name = "billing"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from accounts.models import Account
+        from billing import signals
+
+        post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
+        post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

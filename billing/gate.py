@@ -1,0 +1,94 @@
+"""What billing and limits allow, asked by the memory services at the points SPEC §2 orders.
+
+- ``check_project_quota``: the plan's records-per-project limit, counted under a transaction-
+  scoped advisory lock on the project, so two racing writes cannot both take the last slot
+  (call it inside the write's transaction, as ``memory_remember`` does).
+- ``check_rate``: one call counted per key and per project in fixed one-minute windows
+  (``billing.counters``: Redis ``INCR`` or a PostgreSQL upsert), refused past the plan's limits
+  with ``Retry-After`` = the seconds left in the window; allowed calls also feed monthly usage.
+- ``ensure_may_write`` / ``read_notice``: the ``[MMW Notice]: …`` of an account in a grace
+  period, suspended, or without a subscription — raised for writes and forget, attached to reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import zlib
+
+from django.db import connection
+
+from accounts.keys import Principal
+from accounts.models import Account
+from billing import counters, selectors
+from mmw.errors import BillingNotice, Forbidden, RateLimited
+
+WINDOW_SECONDS = 60
+MONTHLY_TTL_SECONDS = 40 * 24 * 3600  # a month's call count outlives the month for the snapshot job
+_QUOTA_LOCK_NAMESPACE = zlib.crc32(b"billing-project-quota") & 0x7FFFFFFF
+
+
+def check_project_quota(principal: Principal) -> None:
+    """Raise ``project memory limit exceeded`` when the plan's record limit is reached."""
+    plan = selectors.billing_state(principal.account).plan
+    limit = plan.records_per_project if plan else None
+    if limit is None:
+        return
+    with connection.cursor() as cursor:  # held until the write's transaction ends
+        key = zlib.crc32(str(principal.project.pk).encode())
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            [_QUOTA_LOCK_NAMESPACE, key - (1 << 32) if key >= (1 << 31) else key],
+        )
+    if selectors.live_records(principal.project) >= limit:
+        raise Forbidden("project memory limit exceeded", code="limit_exceeded")
+
+
+def check_rate(principal: Principal) -> None:
+    """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""
+    per_key, per_project = selectors.rate_limits(principal.account)
+    now = counters.now()
+    window = int(now // WINDOW_SECONDS)
+    retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
+    key = principal.api_key
+    if per_key is not None and key is not None and _hit(f"rate:key:{key.pk}:{window}") > per_key:
+        raise RateLimited("MCP rate limit exceeded", retry_after=retry_after)
+    if per_project is not None and _hit(f"rate:project:{principal.project.pk}:{window}") > per_project:
+        raise RateLimited("project call limit exceeded", retry_after=retry_after)
+    month = dt.datetime.fromtimestamp(now, tz=dt.UTC).strftime("%Y%m")
+    counters.hit(monthly_calls_bucket(str(principal.project.pk), month), ttl=MONTHLY_TTL_SECONDS)
+
+
+def _hit(bucket: str) -> int:
+    return counters.hit(bucket, ttl=2 * WINDOW_SECONDS)
+
+
+def monthly_calls_bucket(project_id: str, month: str) -> str:
+    """The counter of a project's allowed calls in ``month`` (``YYYYMM``)."""
+    return f"calls:project:{project_id}:{month}"
+
+
+def ensure_may_write(principal: Principal) -> None:
+    """Raise ``BillingNotice`` (``[MMW Notice]: …``) when the account may not write now."""
+    notice = selectors.notice_for(principal.account)
+    if notice is not None:
+        raise BillingNotice(notice)
+
+
+def read_notice(principal: Principal) -> str | None:
+    """The notice to attach to read answers (grace period, suspended, no subscription), or None."""
+    return selectors.notice_for(principal.account)
+
+
+def check_project_limit(account: Account) -> None:
+    """Raise when the account's plan allows no more projects (for project creation to call)."""
+    plan = selectors.billing_state(account).plan
+    limit = plan.projects_per_account if plan else None
+    if limit is not None and account.projects.filter(deleted_at__isnull=True).count() >= limit:
+        raise Forbidden(f"the {plan} plan allows at most {limit} projects", code="limit_exceeded")
+
+
+def ensure_organization_features(account: Account) -> None:
+    """Raise when the account's plan does not include members, roles and departments."""
+    if not selectors.organization_features_allowed(account):
+        raise Forbidden("organization features are not included in this account's plan", code="plan_feature")
