@@ -1,8 +1,16 @@
-"""The Celery application; tasks live in each app's ``tasks.py``."""
+"""The Celery application; tasks live in each app's ``tasks.py``.
+
+Beat (started by ``manage.py serve``) runs the jobs that keep nothing lost and nothing kept too
+long: the archivist's outbox sweep, ``expires_at`` expiry, idempotency-record cleanup, and the
+billing jobs of ``billing.tasks`` (quota checks, grace-period expiry, usage snapshots). See
+docs/background.md.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from typing import Any
 
 from celery import Celery
 
@@ -11,3 +19,34 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmw.settings.base")
 app = Celery("mmw")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+MINUTE = 60.0
+
+
+def _beat_schedule() -> dict[str, dict[str, Any]]:
+    # Messages of periodic jobs expire before the next run, so a stopped worker never comes back
+    # to a pile of identical jobs.
+    schedule = {
+        "archivist-sweep": _every("memories.tasks.sweep_unarchived", MINUTE),
+        "expire-memories": _every("memories.tasks.expire_memories", 5 * MINUTE),
+        "cleanup-idempotency-records": _every("memories.tasks.cleanup_idempotency_records", 60 * MINUTE),
+    }
+    if importlib.util.find_spec("billing.tasks") is not None:  # the intervals billing.tasks documents
+        schedule |= {
+            "billing-expire-grace": _every("billing.tasks.expire_grace_periods", 10 * MINUTE),
+            "billing-check-quotas": _every("billing.tasks.check_quotas", 60 * MINUTE),
+            "billing-usage-snapshot": _every("billing.tasks.snapshot_usage", 6 * 60 * MINUTE),
+            "billing-purge-counters": _every("billing.tasks.purge_rate_counters", 10 * MINUTE),
+        }
+    return schedule
+
+
+def _every(task: str, seconds: float) -> dict[str, Any]:
+    return {"task": task, "schedule": seconds, "options": {"expires": seconds - 5}}
+
+
+@app.on_after_configure.connect
+def _add_beat_schedule(sender: Celery, source: Any, **kwargs: Any) -> None:
+    """Merge these jobs into the configured schedule (``CELERY_BEAT_SCHEDULE`` wins a name clash),
+    once the settings are loaded: importing this module must not load Django settings."""
+    source.beat_schedule = {**_beat_schedule(), **dict(source.beat_schedule or {})}

@@ -1,0 +1,398 @@
+"""The archivist's rules, idempotency and visibility, and the beat jobs, run in-process.
+
+(The same task on a real worker and broker, with failures injected, is in test_background.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import AuditEvent
+from billing.models import Plan
+from billing.seeds import DEFAULT_PLANS
+from memories import archivist, tasks
+from memories.models import IdempotencyRecord, Memory, MemoryRelation
+from mmw.celery import app
+from tests.conftest import Tenancy
+from tests.memories.rest import Api
+
+pytestmark = pytest.mark.django_db
+
+Edge = tuple[uuid.UUID, uuid.UUID, str]
+
+
+@pytest.fixture(autouse=True)
+def _plans(db: None) -> None:
+    """The default plans (a flushed test database may have lost them), so writes are allowed."""
+    if not Plan.objects.exists():
+        Plan.objects.bulk_create([Plan(**row) for row in DEFAULT_PLANS])
+
+
+@pytest.fixture
+def alice(tenancy: Tenancy) -> Api:
+    return Api(tenancy.alice.key)
+
+
+def _write(api: Api, content: str, **fields: Any) -> uuid.UUID:
+    return uuid.UUID(api.ok_remember(content=content, **fields)["id"])
+
+
+def _edges(*ids: uuid.UUID) -> set[Edge]:
+    return archivist.edges_of(ids)
+
+
+def _archive(*ids: uuid.UUID) -> list[str]:
+    return [archivist.archive(i) for i in ids]
+
+
+# --- the rules -------------------------------------------------------------------------------
+
+
+def test_newer_record_with_more_detail_refines_the_older(alice: Api) -> None:
+    older = _write(alice, "The API uses JWT for authentication.")
+    newer = _write(alice, "The API uses JWT for authentication; tokens expire after 15 minutes, refreshed via /auth.")
+    assert _archive(newer) == [archivist.ARCHIVED]
+    assert _edges(newer) == {(newer, older, "refines")}
+    assert Memory.objects.get(id=newer).archived_at is not None
+    assert Memory.objects.get(id=older).content == "The API uses JWT for authentication."  # never edited
+
+
+def test_new_version_of_a_fact_key_supersedes_and_contradicts_the_old(alice: Api) -> None:
+    v1 = _write(alice, "The on-call rotation changes every Monday.", fact_key="on-call")
+    v2 = _write(alice, "The on-call rotation changes every Thursday.", fact_key="on-call")
+    _archive(v1, v2)
+    assert _edges(v2) == {(v2, v1, "supersedes"), (v2, v1, "contradicts")}
+    assert MemoryRelation.objects.get(from_memory=v2, relation="supersedes").score == 1.0
+
+
+def test_identical_new_version_only_supersedes(alice: Api) -> None:
+    v1 = _write(alice, "Deploys happen on weekdays only.", fact_key="deploy-days")
+    v2 = _write(alice, "Deploys happen on weekdays only.", fact_key="deploy-days")
+    _archive(v2)
+    assert _edges(v2) == {(v2, v1, "supersedes")}
+
+
+@pytest.mark.parametrize(
+    ("older_text", "newer_text"),
+    [
+        ("Таймаут запроса к платёжному шлюзу — 30 секунд.", "Таймаут запроса к платёжному шлюзу — 10 секунд."),
+        ("Le cache Redis est partagé entre les services.", "Le cache Redis n'est pas partagé entre les services."),
+        ("Feature flag new-checkout is enabled in production.", "Feature flag new-checkout is disabled in production."),
+        ("We deploy the backend with Ansible playbooks.", "We deploy the backend with Terraform."),
+    ],
+)
+def test_incompatible_records_without_a_fact_key_contradict(alice: Api, older_text: str, newer_text: str) -> None:
+    older = _write(alice, older_text)
+    newer = _write(alice, newer_text)
+    _archive(newer)
+    assert _edges(newer) == {(newer, older, "contradicts")}
+
+
+def test_similar_records_are_related_and_others_are_not(alice: Api) -> None:
+    staging = _write(alice, "Staging deploys via the systemd unit app-staging.")
+    prod = _write(alice, "Prod deploys via the systemd unit app-prod.")
+    theme = _write(alice, "The user prefers dark mode in the dashboard.")
+    _archive(prod, theme)
+    assert _edges(prod) == {(prod, staging, "related")}
+    assert _edges(theme) == set()
+
+
+def test_summary_keeps_one_derived_from_edge_per_live_source(alice: Api) -> None:
+    first = _write(alice, "Staging deploys via the systemd unit app-staging.")
+    second = _write(alice, "Prod deploys via the release pipeline.")
+    summary = _write(
+        alice, "Deploy summary: staging via systemd, prod via the pipeline.", derived_from=[str(first), str(second)]
+    )
+    assert MemoryRelation.objects.filter(from_memory=summary, relation="derived_from").count() == 2  # at write time
+    _archive(summary)
+    derived = MemoryRelation.objects.filter(from_memory=summary, relation="derived_from")
+    assert sorted(derived.values_list("to_memory_id", flat=True)) == sorted([first, second])
+
+
+def test_edges_do_not_depend_on_the_order_the_tasks_run(alice: Api) -> None:
+    a = _write(alice, "Backups run nightly.")
+    b = _write(alice, "Backups run nightly at 02:00 UTC and are kept for 14 days in S3.")
+    _archive(a)  # the older record first: it finds the newer one and still points newer -> older
+    assert _edges(a) == {(b, a, "refines")}
+    _archive(b)
+    assert _edges(a, b) == {(b, a, "refines")}
+
+
+# --- idempotency, forgetting --------------------------------------------------------------------
+
+
+def test_archiving_twice_changes_nothing(alice: Api) -> None:
+    older = _write(alice, "The staging database runs PostgreSQL 15.")
+    newer = _write(alice, "The staging database runs PostgreSQL 16.")
+    assert _archive(newer) == [archivist.ARCHIVED]
+    rows = list(
+        MemoryRelation.objects.order_by("id").values_list("id", "from_memory", "to_memory", "relation", "score")
+    )
+    archived_at = Memory.objects.get(id=newer).archived_at
+    assert _archive(newer) == [archivist.ALREADY]
+    # A redelivery that runs the whole analysis again (as if the first commit had been lost):
+    Memory.objects.filter(id=newer).update(archived_at=None)
+    assert _archive(newer) == [archivist.ARCHIVED]
+    assert (
+        list(MemoryRelation.objects.order_by("id").values_list("id", "from_memory", "to_memory", "relation", "score"))
+        == rows
+    )
+    assert [row[1:4] for row in rows] == [(newer, older, "contradicts")]
+    assert archived_at is not None
+
+
+def test_record_forgotten_before_its_turn_is_skipped(alice: Api) -> None:
+    older = _write(alice, "Logs are kept for 30 days.")
+    newer = _write(alice, "Logs are kept for 90 days.")
+    status, _ = alice.forget(memory_id=str(newer))
+    assert status == 200
+    assert _archive(newer) == [archivist.FORGOTTEN]
+    assert _edges(newer, older) == set()
+    assert Memory.objects.get(id=newer).archived_at is None
+    assert archivist.archive(uuid.uuid4()) == archivist.MISSING
+    assert archivist.archive("not-a-uuid") == archivist.MISSING
+
+
+def test_forgetting_removes_the_relations_from_search(alice: Api) -> None:
+    older = _write(alice, "Logs are kept for 30 days in Loki.")
+    newer = _write(alice, "Logs are kept for 30 days in Loki, shipped by Promtail with labels per service.")
+    _archive(newer)
+    hit = next(r for r in alice.search(query="logs Loki")["results"] if r["id"] == str(newer))
+    assert [(e["id"], e["relation"]) for e in hit["graph_relations"]] == [(str(older), "refines")]
+    alice.forget(memory_id=str(older))
+    assert _edges(older, newer) == set()
+    hit = next(r for r in alice.search(query="logs Loki")["results"] if r["id"] == str(newer))
+    assert hit["graph_relations"] == []
+
+
+def test_target_forgotten_during_the_analysis_gets_no_edge(alice: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    older = _write(alice, "Logs are kept for 30 days.")
+    newer = _write(alice, "Logs are kept for 90 days.")
+    analyse = archivist.analyse
+
+    def forget_meanwhile(record: Memory) -> list[archivist.Edge]:
+        edges = analyse(record)
+        alice.forget(memory_id=str(older))
+        return edges
+
+    monkeypatch.setattr(archivist, "analyse", forget_meanwhile)
+    assert _archive(newer) == [archivist.ARCHIVED]
+    assert _edges(newer) == set()
+
+
+# --- visibility and tenancy ----------------------------------------------------------------------
+
+
+def test_only_records_the_author_can_see_are_related(tenancy: Tenancy, alice: Api) -> None:
+    bob = Api(tenancy.bob.key)
+    charlie = Api(tenancy.charlie.key)
+    draft = _write(bob, "The staging database runs PostgreSQL 15.", visibility="author")
+    other_tenant = _write(charlie, "The staging database runs PostgreSQL 14.")
+    mine = _write(alice, "The staging database runs PostgreSQL 16.")
+    _archive(mine)
+    assert _edges(mine) == set()  # Bob's draft is invisible to Alice; Charlie's account is another tenant
+    _archive(draft)  # Bob can read Alice's project record: the edge exists, newer -> older
+    assert _edges(draft) == {(mine, draft, "contradicts")}
+    assert _edges(other_tenant) == set()
+    alice_view = next(r for r in alice.search(query="staging PostgreSQL")["results"] if r["id"] == str(mine))
+    assert alice_view["graph_relations"] == []  # the other end is a draft Alice may not read
+    status, bob_view = bob.call("GET", f"/memories/{draft}")
+    assert status == 200
+    assert [(e["id"], e["relation"]) for e in bob_view["memory"]["graph_relations"]] == [(str(mine), "contradicts")]
+
+
+# --- the optional LLM ---------------------------------------------------------------------------
+
+
+class _FakeChat(BaseHTTPRequestHandler):
+    answer: Callable[[], tuple[int, Any]] = staticmethod(lambda: (200, {}))
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        status, payload = type(self).answer()
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_llm(settings: Any) -> Iterator[type[_FakeChat]]:
+    handler = type("FakeChat", (_FakeChat,), {"seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings.MMW_ARCHIVIST_LLM_URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    settings.MMW_ARCHIVIST_LLM_MODEL = "tiny-judge"
+    settings.MMW_ARCHIVIST_LLM_KEY = "sk-test"
+    try:
+        yield handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _chat(content: str) -> tuple[int, Any]:
+    return 200, {"choices": [{"message": {"role": "assistant", "content": content}}]}
+
+
+def test_configured_llm_classifies_the_pair(alice: Api, fake_llm: type[_FakeChat]) -> None:
+    fake_llm.answer = staticmethod(lambda: _chat('{"relation": "contradicts", "score": 0.9}'))
+    older = _write(alice, "The API uses JWT for authentication.")
+    newer = _write(alice, "The API uses JWT for authentication; tokens expire after 15 minutes.")
+    _archive(newer)
+    assert {(e[2]) for e in _edges(newer)} == {"contradicts"}  # the heuristic alone says "refines"
+    assert MemoryRelation.objects.get(from_memory=newer).score == 0.9
+    request = fake_llm.seen[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["auth"] == "Bearer sk-test"
+    assert request["body"]["model"] == "tiny-judge"
+    assert "OLDER:\nThe API uses JWT for authentication." in request["body"]["messages"][1]["content"]
+    assert older in {e[1] for e in _edges(newer)}
+
+
+def test_failing_llm_leaves_the_heuristic_answer(alice: Api, fake_llm: type[_FakeChat]) -> None:
+    fake_llm.answer = staticmethod(lambda: (500, {"error": "overloaded"}))
+    older = _write(alice, "The API uses JWT for authentication.")
+    newer = _write(alice, "The API uses JWT for authentication; tokens expire after 15 minutes.")
+    _archive(newer)
+    assert _edges(newer) == {(newer, older, "refines")}
+    assert len(fake_llm.seen) == 1
+
+
+def test_llm_is_off_by_default(settings: Any) -> None:
+    assert archivist.llm_config() is None
+
+
+# --- the classifier on its own ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("older_text", "newer_text", "expected"),
+    [
+        ("Логи хранятся 30 дней.", "Логи хранятся 90 дней.", "contradicts"),
+        ("Двухфакторная аутентификация обязательна.", "Двухфакторная аутентификация необязательна.", "contradicts"),
+        ("Le déploiement se fait avec Ansible.", "Le déploiement se fait avec Kubernetes et Helm.", "contradicts"),
+        (
+            "Фронтенд собирается через Vite.",
+            "Фронтенд собирается через Vite, сборка — npm run build, артефакты в dist.",
+            "refines",
+        ),
+        (
+            "Les journaux sont envoyés à Loki.",
+            "Les journaux sont envoyés à Loki via Promtail, rétention de 30 jours.",
+            "refines",
+        ),
+        ("The web service has 4 replicas.", "The worker service has 8 replicas.", "related"),
+        ("Use Black for Python formatting.", "The marketing site is hosted on Netlify.", "unrelated"),
+    ],
+)
+def test_classifier_in_english_russian_and_french(older_text: str, newer_text: str, expected: str) -> None:
+    verdict = archivist.classify(archivist.features(newer_text), archivist.features(older_text))
+    assert verdict.relation == expected
+
+
+def test_same_model_vectors_relate_records_without_shared_words() -> None:
+    verdict = archivist.classify(
+        archivist.features("Бэкапы делаются каждую ночь."),
+        archivist.features("Backups run nightly."),
+        vector_cosine=0.82,
+    )
+    assert verdict.relation == "related"
+    assert verdict.score == 0.82
+
+
+# --- enqueueing when the broker is away, the sweep -------------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_write_succeeds_fast_with_the_broker_down(
+    alice: Api, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    monkeypatch.setitem(app.conf, "broker_url", f"redis://127.0.0.1:{_closed_port()}/12")
+    tasks.publish_breaker.reset()
+    started = time.monotonic()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        memory_id = _write(alice, "Backups run nightly.")
+    assert time.monotonic() - started < 1.0
+    assert len(callbacks) == 1
+    assert tasks.publish_breaker.is_open()  # the next writes skip the broker for a few seconds
+    assert tasks.enqueue_archive(memory_id) is False
+    assert Memory.objects.get(id=memory_id).archived_at is None  # the outbox: the sweep will send it
+    tasks.publish_breaker.reset()
+
+
+def test_sweep_sends_live_unarchived_records_older_than_the_grace_period(
+    alice: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+    monkeypatch.setattr(tasks.archive_memory, "delay", lambda memory_id: sent.append(memory_id))
+    monkeypatch.setattr(tasks, "_queue_backlog", lambda: 0)
+    pending = _write(alice, "Pending record one.")
+    young = _write(alice, "Pending record two, just written.")
+    done = _write(alice, "Archived record.")
+    gone = _write(alice, "Forgotten record.")
+    past = timezone.now() - timedelta(minutes=2)
+    Memory.objects.exclude(id=young).update(created_at=past)
+    Memory.objects.filter(id=done).update(archived_at=timezone.now())
+    alice.forget(memory_id=str(gone))
+    assert tasks.sweep_unarchived() == 1
+    assert sent == [str(pending)]
+
+
+def test_sweep_waits_while_the_queue_is_backlogged(alice: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tasks, "_queue_backlog", lambda: tasks.SWEEP_BATCH)
+    _write(alice, "Pending record.")
+    assert tasks.sweep_unarchived(min_age_seconds=0) == 0
+
+
+# --- expiry and idempotency cleanup ------------------------------------------------------------
+
+
+def test_expired_records_are_forgotten_with_an_audit_row(alice: Api) -> None:
+    keep = _write(alice, "Logs are kept for 30 days in Loki.")
+    expiring = _write(alice, "Logs are kept for 30 days in Loki, shipped by Promtail.", expires_at="1h")
+    _archive(expiring)
+    assert _edges(keep) == {(expiring, keep, "refines")}
+    Memory.objects.filter(id=expiring).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert tasks.expire_memories() == 1
+    record = Memory.objects.get(id=expiring)
+    assert record.forgotten_at is not None
+    assert record.content.startswith("Logs are kept")  # soft: the row stays for audit
+    assert _edges(keep) == set()
+    event = AuditEvent.objects.get(action="memory.expired")
+    assert event.target_id == str(expiring)
+    assert event.data["ids"] == [str(expiring)]
+    assert tasks.expire_memories() == 0
+    assert Memory.objects.get(id=keep).forgotten_at is None
+
+
+def test_idempotency_records_older_than_a_day_are_deleted(alice: Api) -> None:
+    for key in ("old-key", "new-key"):
+        status, _ = alice.remember(headers={"X-Idempotency-Key": key}, content=f"Written with {key}.")
+        assert status == 201
+    IdempotencyRecord.objects.filter(key="old-key").update(created_at=timezone.now() - timedelta(hours=25))
+    assert tasks.cleanup_idempotency_records() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new-key"]
