@@ -1,0 +1,71 @@
+"""Dashboard forms: they parse and keep input; the rules live in the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from accounts.models import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE
+from orgs.models import Membership
+
+
+class NameForm(forms.Form):
+    name = forms.CharField(max_length=200, widget=forms.TextInput(attrs={"placeholder": "e.g. backend"}))
+
+
+class OrganizationForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Organisation name")
+
+
+class KeyForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False, help_text="What this key is for.")
+    device_label = forms.CharField(
+        max_length=200, required=False, help_text="Shown on every record written with this key, e.g. 'work laptop'."
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=[(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")],
+        initial=list(ALL_SCOPES),
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(required=False, label="Search", widget=forms.TextInput(attrs={"type": "search"}))
+    workspace = forms.CharField(required=False, initial="*")
+    scope = forms.CharField(required=False)
+    fact_key = forms.CharField(required=False)
+    source_id = forms.CharField(required=False)
+    tags = forms.CharField(required=False, help_text="comma-separated; all must match")
+    min_confidence = forms.FloatField(required=False, min_value=0, max_value=1)
+    min_importance = forms.FloatField(required=False, min_value=0, max_value=1)
+    latest_only = forms.BooleanField(required=False, label="Latest versions only")
+
+    def filters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        tags = [t.strip() for t in (data.get("tags") or "").split(",") if t.strip()]
+        return {
+            "scope": data.get("scope") or None,
+            "fact_key": data.get("fact_key") or None,
+            "source_id": data.get("source_id") or None,
+            "tags": tags or None,
+            "min_confidence": data.get("min_confidence"),
+            "min_importance": data.get("min_importance"),
+            "latest_only": bool(data.get("latest_only")),
+        }
+
+
+class ForgetSourceForm(forms.Form):
+    source_id = forms.CharField(max_length=1000, label="Source id")
+    workspace = forms.CharField(max_length=200, initial="default")
+
+
+class InvitationForm(forms.Form):
+    email = forms.EmailField()
+    role = forms.ChoiceField(
+        choices=[(r.value, r.label) for r in (Membership.Role.MEMBER, Membership.Role.ADMIN, Membership.Role.AUDITOR)]
+    )
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.Role.choices)

@@ -1,0 +1,150 @@
+"""What the dashboard reads that the memory and billing selectors do not already answer: the
+accounts a person belongs to, record listings without a query (through ``visible_to``), and the
+series behind the usage charts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.http import Http404
+from django.utils import timezone
+
+from accounts.keys import Principal
+from accounts.models import Account, Project, User, Workspace
+from billing import counters, gate
+from billing import selectors as billing_selectors
+from dashboard.principals import principal_for_user
+from memories.models import Memory
+from memories.selectors import begin_read, present
+from orgs.models import Membership
+
+PAGE_SIZE = 20
+
+
+def memberships_of(user: User) -> QuerySet[Membership]:
+    """The person's active memberships, personal account first."""
+    return (
+        Membership.objects.filter(user=user, is_active=True)
+        .select_related("account")
+        .order_by("-account__kind", "account__name")  # "personal" sorts after "organization"
+    )
+
+
+def membership_in(user: User, tenant_id: str) -> Membership:
+    """The person's active membership of the account; 404 for anyone else (no existence leak)."""
+    membership = memberships_of(user).filter(account__tenant_id=tenant_id).first()
+    if membership is None:
+        raise Http404("account not found")
+    return membership
+
+
+def project_for(user: User, project_id: Any) -> tuple[Project, Principal]:
+    """A live project the person may use, with their principal in it; 404 otherwise."""
+    project = Project.objects.select_related("account").filter(pk=project_id, deleted_at__isnull=True).first()
+    principal = principal_for_user(user, project) if project is not None else None
+    if project is None or principal is None:
+        raise Http404("project not found")
+    return project, principal
+
+
+def projects_of(membership: Membership) -> list[tuple[Project, int]]:
+    """The account's live projects this member may use, with their live record counts."""
+    projects = Project.objects.filter(account=membership.account, deleted_at__isnull=True).order_by("name")
+    usable = [p for p in projects if principal_for_user(membership.user, p) is not None]
+    counts = dict(
+        Memory.objects.filter(project__in=usable, forgotten_at__isnull=True)
+        .values("project_id")
+        .annotate(n=Count("id"))
+        .values_list("project_id", "n")
+    )
+    return [(p, counts.get(p.pk, 0)) for p in usable]
+
+
+def workspaces_of(principal: Principal) -> list[tuple[Workspace, int]]:
+    """The project's live workspaces with the number of records the person can read."""
+    visible = Memory.objects.visible_to(principal).live()
+    rows = Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name")
+    counts = dict(visible.values("workspace_id").annotate(n=Count("id")).values_list("workspace_id", "n"))
+    return [(ws, counts.get(ws.pk, 0)) for ws in rows]
+
+
+@dataclass(frozen=True)
+class Browse:
+    page: Page[Memory]
+    results: list[dict[str, Any]]
+
+
+def memory_browse(principal: Principal, *, workspace: str, filters: dict[str, Any], page: int) -> Browse:
+    """The newest live records the person can read (no query: a listing, not a search), paginated,
+    each in the same shape search returns."""
+    begin_read(principal)
+    qs = Memory.objects.visible_to(principal).live().filter(workspace__deleted_at__isnull=True)
+    if workspace != "*":
+        qs = qs.filter(workspace__name=workspace)
+    for name in ("scope", "fact_key", "source_id"):
+        if filters.get(name):
+            qs = qs.filter(**{name: filters[name]})
+    if filters.get("tags"):
+        qs = qs.filter(tags__contains=filters["tags"])
+    if filters.get("min_confidence") is not None:
+        qs = qs.filter(confidence__gte=filters["min_confidence"])
+    if filters.get("min_importance") is not None:
+        qs = qs.filter(importance__gte=filters["min_importance"])
+    if filters.get("latest_only"):
+        qs = qs.filter(Q(fact_key__isnull=True) | Q(superseded_at__isnull=True))
+    paginator = Paginator(qs.select_related("author", "api_key").order_by("-created_at", "id"), PAGE_SIZE)
+    current = paginator.get_page(page)
+    return Browse(current, present(principal, list(current.object_list)))
+
+
+# --- usage charts --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    value: int
+
+
+def records_written_per_day(account: Account, *, days: int = 30) -> list[Point]:
+    """Records written per day over the last ``days`` days (forgotten ones included: they were
+    written), zero-filled, oldest first."""
+    today = timezone.now().date()
+    start = today - dt.timedelta(days=days - 1)
+    rows = dict(
+        Memory.objects.filter(account=account, created_at__date__gte=start)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    return [
+        Point((start + dt.timedelta(days=i)).strftime("%d %b"), rows.get(start + dt.timedelta(days=i), 0))
+        for i in range(days)
+    ]
+
+
+def monthly_usage(account: Account) -> tuple[list[Point], list[Point]]:
+    """(peak records, calls) per month from the usage snapshots, this month's calls read live."""
+    history = {row.month.strftime("%Y-%m"): row for row in billing_selectors.usage_history(account)}
+    now = timezone.now()
+    this_month = now.strftime("%Y-%m")
+    projects = Project.objects.filter(account=account, deleted_at__isnull=True).values_list("pk", flat=True)
+    live_calls = sum(counters.peek(gate.monthly_calls_bucket(str(pk), now.strftime("%Y%m"))) for pk in projects)
+    live_records = billing_selectors.usage_for(account).records
+    months = sorted(set(history) | {this_month})[-12:]
+    records, calls = [], []
+    for month in months:
+        row = history.get(month)
+        if month == this_month:
+            records.append(Point(month, max(live_records, row.peak_records if row else 0)))
+            calls.append(Point(month, max(live_calls, row.calls if row else 0)))
+        elif row is not None:
+            records.append(Point(month, row.peak_records))
+            calls.append(Point(month, row.calls))
+    return records, calls

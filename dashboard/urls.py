@@ -1,0 +1,32 @@
+"""Dashboard URLs, mounted at the site root (allauth's pages are under /accounts/)."""
+
+from django.urls import path
+
+from dashboard.views import account, org, project
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", account.home, name="home"),
+    path("organizations/new", account.organization_create, name="organization-create"),
+    path("invitations/accept/", org.invitation_accept, name="invitation-accept"),
+    path("a/<str:tenant_id>/", account.projects, name="projects"),
+    path("a/<str:tenant_id>/usage/", account.usage, name="usage"),
+    path("a/<str:tenant_id>/billing/", account.billing, name="billing"),
+    path("a/<str:tenant_id>/members/", org.members, name="members"),
+    path("a/<str:tenant_id>/members/<int:membership_id>", org.member_action, name="member-action"),
+    path("a/<str:tenant_id>/invitations/<int:invitation_id>/revoke", org.invitation_revoke, name="invitation-revoke"),
+    path("a/<str:tenant_id>/departments/", org.departments, name="departments"),
+    path("a/<str:tenant_id>/audit/", org.audit, name="audit"),
+    path("p/<uuid:project_id>/", project.memories, name="memories"),
+    path("p/<uuid:project_id>/memories/<uuid:memory_id>/", project.memory_detail, name="memory"),
+    path("p/<uuid:project_id>/memories/<uuid:memory_id>/forget", project.memory_forget_view, name="memory-forget"),
+    path("p/<uuid:project_id>/forget-source/", project.forget_source, name="forget-source"),
+    path("p/<uuid:project_id>/workspaces/", project.workspaces, name="workspaces"),
+    path(
+        "p/<uuid:project_id>/workspaces/<uuid:workspace_id>/delete", project.workspace_delete, name="workspace-delete"
+    ),
+    path("p/<uuid:project_id>/keys/", project.keys, name="keys"),
+    path("p/<uuid:project_id>/keys/<int:key_id>/revoke", project.key_revoke, name="key-revoke"),
+    path("p/<uuid:project_id>/settings/", project.settings_view, name="settings"),
+]

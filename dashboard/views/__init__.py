@@ -1,0 +1,1 @@
+"""Dashboard views: parse input, call a service or selector, render. No business rule here."""

@@ -1,0 +1,132 @@
+"""The account pages: home, projects, new organisation, usage and billing."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.models import Account
+from accounts.services import account_create
+from billing import selectors as billing_selectors
+from billing import stripe_api
+from billing.emails import BILLING_ROLES
+from dashboard import selectors, services
+from dashboard.charts import bar_chart
+from dashboard.forms import NameForm, OrganizationForm
+from dashboard.views.common import flash_error, page, user_of
+from mmw.errors import MMWError
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """Straight to the first account's projects (the personal account for a new person)."""
+    user = user_of(request)
+    first = selectors.memberships_of(user).first()
+    if first is None:
+        return page(request, "dashboard/no_account.html", account=None)
+    return redirect("dashboard:projects", tenant_id=first.account.tenant_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    user = user_of(request)
+    membership = selectors.membership_in(user, tenant_id)
+    form = NameForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = services.project_create(account=membership.account, actor=user, name=form.cleaned_data["name"])
+        except MMWError as exc:
+            flash_error(request, exc)
+            form.add_error("name", exc.message)
+        else:
+            messages.success(request, f"Project {project.name} created. Next: create an API key for it.")
+            return redirect("dashboard:keys", project_id=project.pk)
+    status = 400 if form.errors else 200
+    rows = selectors.projects_of(membership)
+    return page(
+        request,
+        "dashboard/projects.html",
+        account=membership.account,
+        membership=membership,
+        form=form,
+        rows=rows,
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def organization_create(request: HttpRequest) -> HttpResponse:
+    user = user_of(request)
+    form = OrganizationForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give the organisation a name.")
+        return redirect("dashboard:home")
+    account = account_create(name=form.cleaned_data["name"].strip(), owner=user, kind=Account.Kind.ORGANIZATION)
+    messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+    return redirect("dashboard:projects", tenant_id=account.tenant_id)
+
+
+@login_required
+@require_GET
+def usage(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    membership = selectors.membership_in(user_of(request), tenant_id)
+    account = membership.account
+    per_day = selectors.records_written_per_day(account)
+    records, calls = selectors.monthly_usage(account)
+    return page(
+        request,
+        "dashboard/usage.html",
+        account=account,
+        membership=membership,
+        usage=billing_selectors.usage_for(account),
+        projects_count=len(billing_selectors.usage_for(account).projects),
+        rate_limits=billing_selectors.rate_limits(account),
+        per_day_chart=bar_chart(per_day, title="Records written per day, last 30 days"),
+        records_chart=bar_chart(records, title="Records per month (peak)", colour="#0891b2"),
+        calls_chart=bar_chart(calls, title="Calls per month", colour="#db2777"),
+        written_30d=sum(p.value for p in per_day),
+    )
+
+
+@login_required
+@require_GET
+def billing(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    """Plan, state, upgrade (Checkout) and manage (portal) buttons and invoices; owners and admins
+    only. The buttons post to billing's own endpoints, which start the Stripe sessions."""
+    membership = selectors.membership_in(user_of(request), tenant_id)
+    account = membership.account
+    if membership.role not in BILLING_ROLES:
+        return page(
+            request,
+            "dashboard/forbidden.html",
+            account=account,
+            membership=membership,
+            status=403,
+            reason="Only owners and admins see this account's billing.",
+        )
+    invoices_error = ""
+    try:
+        invoices = billing_selectors.invoices_for(account)
+    except (stripe_api.PaymentProviderError, stripe_api.BillingNotConfigured) as exc:
+        invoices, invoices_error = [], exc.message
+    return page(
+        request,
+        "dashboard/billing.html",
+        account=account,
+        membership=membership,
+        state=billing_selectors.billing_state(account),
+        plans=[p for p in billing_selectors.plans_offered() if p.stripe_price_id],
+        all_plans=billing_selectors.plans_offered(),
+        invoices=invoices,
+        invoices_error=invoices_error,
+        checkout_url=reverse("billing:checkout", args=[tenant_id]),
+        portal_url=reverse("billing:portal", args=[tenant_id]),
+        checkout_done=request.GET.get("checkout") == "success",
+    )

@@ -1,0 +1,301 @@
+"""A project's pages: the memory browser, workspaces, API keys and settings."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.models import ApiKey, Workspace
+from accounts.services import api_key_create, api_key_revoke
+from dashboard import selectors, services
+from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
+from dashboard.mcp_configs import configs_for, mcp_url
+from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from memories.selectors import memory_get, memory_history, memory_search
+from memories.services import memory_forget
+from mmw.errors import MMWError
+from orgs.models import Membership, ProjectAccess
+from orgs.selectors import project_members
+from orgs.services import project_access_set
+
+
+def _ctx(principal: Any) -> dict[str, Any]:
+    return {"account": principal.account, "membership": principal.membership, "project": principal.project}
+
+
+# --- memory browser ------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    _project, principal = selectors.project_for(user_of(request), project_id)
+    form = SearchForm(request.GET or None, initial={"workspace": "*"})
+    results: list[dict[str, Any]] = []
+    browse = None
+    error = ""
+    if form.is_bound and not form.is_valid():
+        error = "Fix the filters below."
+    else:
+        data = form.cleaned_data if form.is_bound else {}
+        filters = form.filters() if form.is_bound else {}
+        workspace = (data.get("workspace") or "*").strip() or "*"
+        try:
+            if data.get("q", "").strip():
+                answer = memory_search(
+                    principal=principal,
+                    payload={"query": data["q"], "workspace": workspace, "limit": 50, **filters},
+                )
+                results = answer["results"]
+            else:
+                browse = selectors.memory_browse(
+                    principal, workspace=workspace, filters=filters, page=int(request.GET.get("page") or 1)
+                )
+                results = browse.results
+        except MMWError as exc:
+            error = exc.message
+    return page(
+        request,
+        "dashboard/memories.html",
+        **_ctx(principal),
+        form=form,
+        results=results,
+        browse=browse,
+        error=error,
+        workspaces=selectors.workspaces_of(principal),
+        forget_form=ForgetSourceForm(),
+        query_string=request.GET.copy().urlencode() if request.GET else "",
+        mcp_url=mcp_url(),
+        status=400 if error else 200,
+    )
+
+
+@login_required
+@require_GET
+def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.UUID) -> HttpResponse:
+    _project, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        record = memory_get(principal=principal, memory_id=str(memory_id))["memory"]
+        history = memory_history(principal=principal, payload={"memory_id": str(memory_id)})["versions"]
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise Http404(exc.message) from exc
+    conflicts = []
+    for other in record.get("conflicts_with") or []:
+        try:
+            conflicts.append(memory_get(principal=principal, memory_id=other)["memory"])
+        except MMWError:
+            continue
+    return page(
+        request,
+        "dashboard/memory_detail.html",
+        **_ctx(principal),
+        record=record,
+        history=history,
+        conflicts=conflicts,
+        may_write=principal.membership.may_write,
+    )
+
+
+@login_required
+@require_POST
+def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.UUID) -> HttpResponse:
+    project, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        answer = memory_forget(principal=principal, payload={"memory_id": str(memory_id), "workspace": "*"})
+    except MMWError as exc:
+        flash_error(request, exc)
+        return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
+    if answer["forgotten"]:
+        messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
+    else:
+        messages.info(request, "Nothing to forget: the record was already gone.")
+    back = request.POST.get("next", "")
+    if back.startswith(f"/p/{project.pk}/"):
+        return redirect(back)
+    return redirect("dashboard:memories", project_id=project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Forget every record of one source in one workspace, after an explicit confirmation."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    form = ForgetSourceForm(request.POST or request.GET or None)
+    count = None
+    if form.is_bound and form.is_valid():
+        source_id, workspace = form.cleaned_data["source_id"], form.cleaned_data["workspace"]
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                answer = memory_forget(principal=principal, payload={"source_id": source_id, "workspace": workspace})
+            except MMWError as exc:
+                flash_error(request, exc)
+            else:
+                messages.success(request, f"Forgot {answer['forgotten_count']} record(s) of {source_id}.")
+                return redirect("dashboard:memories", project_id=project.pk)
+        browse = selectors.memory_browse(principal, workspace=workspace, filters={"source_id": source_id}, page=1)
+        count = browse.page.paginator.count
+    return page(
+        request,
+        "dashboard/forget_source.html",
+        **_ctx(principal),
+        form=form,
+        count=count,
+        status=400 if form.is_bound and form.errors else 200,
+    )
+
+
+# --- workspaces ----------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def workspaces(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    _project, principal = selectors.project_for(user_of(request), project_id)
+    return page(request, "dashboard/workspaces.html", **_ctx(principal), rows=selectors.workspaces_of(principal))
+
+
+@login_required
+@require_POST
+def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: uuid.UUID) -> HttpResponse:
+    project, principal = selectors.project_for(user_of(request), project_id)
+    workspace = Workspace.objects.filter(project=project, public_id=workspace_id, deleted_at__isnull=True).first()
+    if workspace is None:
+        raise Http404("workspace not found")
+    if request.POST.get("confirm") != workspace.name:
+        messages.error(request, f"Type the workspace name ({workspace.name}) to confirm the deletion.")
+        return redirect("dashboard:workspaces", project_id=project.pk)
+    try:
+        count = services.workspace_delete(workspace=workspace, actor=principal.user)
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise
+    messages.success(
+        request, f"Workspace {workspace.name} deleted ({count} records forgotten); its name stays reserved."
+    )
+    return redirect("dashboard:workspaces", project_id=project.pk)
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+
+def _keys_of(principal: Any) -> Any:
+    keys = ApiKey.objects.filter(project=principal.project).select_related("user").order_by("-created_at")
+    if not principal.membership.manages:
+        keys = keys.filter(user=principal.user)
+    return keys
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    project, principal = selectors.project_for(user_of(request), project_id)
+    form = KeyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = api_key_create(
+                user=principal.user,
+                project=project,
+                name=form.cleaned_data["name"],
+                device_label=form.cleaned_data["device_label"],
+                scopes=form.cleaned_data["scopes"],
+            )
+        except MMWError as exc:
+            flash_error(request, exc)
+            form.add_error(None, exc.message)
+        else:
+            # Rendered once, never stored: a reload of this response cannot show it again.
+            response = page(
+                request,
+                "dashboard/key_created.html",
+                **_ctx(principal),
+                issued=issued,
+                configs=configs_for(issued.raw),
+                mcp_url=mcp_url(),
+            )
+            response["Cache-Control"] = "no-store"
+            return response
+    return page(
+        request,
+        "dashboard/keys.html",
+        **_ctx(principal),
+        form=form,
+        keys=_keys_of(principal),
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
+    project, principal = selectors.project_for(user_of(request), project_id)
+    api_key = _keys_of(principal).filter(pk=key_id).first()
+    if api_key is None:
+        raise Http404("key not found")
+    api_key_revoke(api_key=api_key, actor=principal.user)
+    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
+    if request.headers.get("HX-Request"):
+        return page(request, "dashboard/_key_row.html", **_ctx(principal), key=api_key)
+    return redirect("dashboard:keys", project_id=project.pk)
+
+
+# --- settings ------------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    project, principal = selectors.project_for(user_of(request), project_id)
+    membership: Membership = principal.membership
+    if not membership.manages:
+        raise PermissionDenied("only owners and admins can change a project's settings")
+    form = NameForm(request.POST if request.POST.get("action") == "rename" else None, initial={"name": project.name})
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "rename" and form.is_valid():
+                services.project_rename(project=project, actor=principal.user, name=form.cleaned_data["name"])
+                messages.success(request, "Project renamed.")
+                return redirect("dashboard:settings", project_id=project.pk)
+            if action == "delete":
+                if request.POST.get("confirm") != project.name:
+                    messages.error(request, f"Type the project name ({project.name}) to confirm the deletion.")
+                    return redirect("dashboard:settings", project_id=project.pk)
+                services.project_delete(project=project, actor=principal.user)
+                messages.success(request, f"Project {project.name} deleted; its keys stopped working.")
+                return redirect("dashboard:projects", tenant_id=project.account.tenant_id)
+            if action == "access":
+                wanted = None
+                if request.POST.get("restricted") == "on":
+                    ids = [int(i) for i in request.POST.getlist("members") if i.isdigit()]
+                    wanted = list(Membership.objects.filter(account=project.account, pk__in=ids))
+                project_access_set(project=project, actor=principal.user, members=wanted)
+                messages.success(request, "Project access saved.")
+                return redirect("dashboard:settings", project_id=project.pk)
+        except MMWError as exc:
+            flash_error(request, exc)
+            if action == "rename":
+                form.add_error("name", exc.message)
+    access = ProjectAccess.objects.filter(project=project).first()
+    org_members = Membership.objects.filter(account=project.account, is_active=True).select_related("user")
+    return page(
+        request,
+        "dashboard/settings.html",
+        **_ctx(principal),
+        form=form,
+        restricted=bool(access and access.restricted),
+        listed={m.pk for m in access.members.all()} if access else set(),
+        org_members=org_members,
+        with_access=project_members(project=project, actor=principal.user),
+        is_org=project.account.kind == "organization",
+        status=400 if form.errors else 200,
+        delete_url=reverse("dashboard:settings", args=[project.pk]),
+    )

@@ -1,0 +1,351 @@
+"""Every dashboard view through the Django test client: roles, other tenants (404), CSRF, forms."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+
+from accounts.keys import resolve_key
+from accounts.models import Account, ApiKey, AuditEvent, Project, Workspace
+from dashboard.principals import principal_for_user
+from memories.models import Memory
+from memories.services import memory_remember
+from orgs.models import Invitation, Membership
+from tests.conftest import Tenancy
+from tests.dashboard.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def remember(t: Any, content: str, **extra: Any) -> str:
+    principal = principal_for_user(t.user, t.project)
+    assert principal is not None
+    return str(memory_remember(principal=principal, payload={"content": content, **extra})["id"])
+
+
+# --- accounts ------------------------------------------------------------------------------
+
+
+def test_signup_sends_verification_and_creates_the_personal_account(client: Client) -> None:
+    response = client.post(
+        reverse("account_signup"),
+        {"email": "new@example.com", "password1": "a-long-pass-phrase-9", "password2": "a-long-pass-phrase-9"},
+    )
+    assert response.status_code == 302
+    account = Account.objects.get(memberships__user__email="new@example.com")
+    assert account.kind == Account.Kind.PERSONAL
+    link = re.search(r"https?://\S+/accounts/confirm-email/\S+/", str(mail.outbox[-1].body))
+    assert link is not None
+    path = link.group(0).split("://", 1)[1].split("/", 1)[1]
+    assert client.post("/" + path).status_code == 302
+    assert client.get(reverse("dashboard:home")).status_code == 302  # logged in → their projects
+
+
+def test_anonymous_is_sent_to_log_in(client: Client, tenancy: Tenancy) -> None:
+    response = client.get(reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id]))
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+def test_failed_logins_are_throttled(client: Client, tenancy: Tenancy) -> None:
+    tenancy.alice.user.set_password("right-password-1")
+    tenancy.alice.user.save()
+    for _ in range(6):
+        client.post(reverse("account_login"), {"login": "alice@example.com", "password": "wrong"})
+    right = client.post(reverse("account_login"), {"login": "alice@example.com", "password": "right-password-1"})
+    assert b"Too many failed login attempts" in right.content
+    assert "_auth_user_id" not in client.session
+
+
+# --- projects ------------------------------------------------------------------------------
+
+
+def test_projects_list_shows_record_counts_and_other_accounts_are_404(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "the build uses make")
+    alice = client_for(tenancy.alice.user)
+    page = alice.get(reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id]))
+    assert page.status_code == 200
+    assert b"alpha" in page.content
+    assert alice.get(reverse("dashboard:projects", args=[tenancy.charlie.account.tenant_id])).status_code == 404
+    assert alice.get(reverse("dashboard:memories", args=[tenancy.charlie.project.pk])).status_code == 404
+
+
+def test_create_project_keeps_input_on_error_and_members_may_not_create(tenancy: Tenancy) -> None:
+    url = reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id])
+    alice = client_for(tenancy.alice.user)
+    clash = alice.post(url, {"name": "ALPHA"})
+    assert clash.status_code == 400
+    assert b"already exists" in clash.content
+    assert b'value="ALPHA"' in clash.content
+    made = alice.post(url, {"name": "beta"})
+    assert made.status_code == 302
+    assert Project.objects.filter(account=tenancy.alice.account, name="beta").exists()
+    bob = client_for(tenancy.bob.user)
+    bob.post(url, {"name": "gamma"})
+    assert not Project.objects.filter(name="gamma").exists()
+
+
+def test_rename_and_delete_project_are_for_managers(tenancy: Tenancy) -> None:
+    url = reverse("dashboard:settings", args=[tenancy.alice.project.pk])
+    assert client_for(tenancy.bob.user).get(url).status_code == 403
+    alice = client_for(tenancy.alice.user)
+    assert alice.post(url, {"action": "rename", "name": "alpha2"}).status_code == 302
+    assert alice.post(url, {"action": "delete", "confirm": "wrong"}).status_code == 302
+    assert Project.objects.get(pk=tenancy.alice.project.pk).deleted_at is None
+    assert alice.post(url, {"action": "delete", "confirm": "alpha2"}).status_code == 302
+    assert Project.objects.get(pk=tenancy.alice.project.pk).deleted_at is not None
+    assert resolve_key(tenancy.alice.key) is None
+    assert AuditEvent.objects.filter(action="project.deleted").exists()
+
+
+def test_csrf_is_enforced_on_every_form(tenancy: Tenancy) -> None:
+    alice = client_for(tenancy.alice.user, csrf=True)
+    url = reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id])
+    assert alice.post(url, {"name": "csrf-less"}).status_code == 403
+    key = ApiKey.objects.get(user=tenancy.alice.user)
+    assert alice.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk])).status_code == 403
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None
+
+
+# --- keys ----------------------------------------------------------------------------------
+
+
+def test_key_is_shown_once_with_mcp_configs_and_works(tenancy: Tenancy) -> None:
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
+    response = alice.post(url, {"name": "ci", "device_label": "build box", "scopes": ["memory:read"]})
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    raw = re.search(rb"mmw_[A-Za-z0-9]{20,}", response.content)
+    assert raw is not None
+    text = response.content.decode()
+    for client in ("Claude Code", "Cursor", "Codex", "mcpServers", "claude mcp add --transport http"):
+        assert client in text
+    principal = resolve_key(raw.group(0).decode())
+    assert principal is not None
+    assert principal.scopes == frozenset({"memory:read"})
+    listing = alice.get(url).content.decode()
+    assert raw.group(0).decode() not in listing
+    assert "build box" in listing
+
+
+def test_key_form_errors_keep_input(tenancy: Tenancy) -> None:
+    response = client_for(tenancy.alice.user).post(
+        reverse("dashboard:keys", args=[tenancy.alice.project.pk]), {"name": "no-scopes", "device_label": "laptop"}
+    )
+    assert response.status_code == 400
+    assert b'value="laptop"' in response.content
+
+
+def test_members_see_and_revoke_only_their_own_keys(tenancy: Tenancy) -> None:
+    alice_key = ApiKey.objects.get(user=tenancy.alice.user)
+    bob = client_for(tenancy.bob.user)
+    page = bob.get(reverse("dashboard:keys", args=[tenancy.bob.project.pk])).content.decode()
+    assert f"mmw_{alice_key.prefix}" not in page
+    assert bob.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, alice_key.pk])).status_code == 404
+    bob_key = ApiKey.objects.get(user=tenancy.bob.user)
+    assert bob.post(reverse("dashboard:key-revoke", args=[tenancy.bob.project.pk, bob_key.pk])).status_code == 302
+    assert resolve_key(tenancy.bob.key) is None
+    charlie = client_for(tenancy.charlie.user)
+    assert (
+        charlie.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, alice_key.pk])).status_code == 404
+    )
+
+
+def test_key_revoke_with_htmx_returns_the_row(tenancy: Tenancy) -> None:
+    key = ApiKey.objects.get(user=tenancy.alice.user)
+    response = client_for(tenancy.alice.user).post(
+        reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk]), HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    assert b"revoked" in response.content
+    assert b"<tr" in response.content
+
+
+# --- memory browser ------------------------------------------------------------------------
+
+
+def test_browser_lists_searches_and_filters(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "staging deploys via the app-staging systemd unit", source_id="docs/deploy.md")
+    remember(tenancy.alice, "tabs are four spaces wide", scope="style")
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    listing = alice.get(url).content.decode()
+    assert "staging deploys" in listing
+    assert "four spaces" in listing
+    assert "unverified" in listing
+    found = alice.get(url, {"q": "staging systemd", "workspace": "*"}).content.decode()
+    assert "staging deploys" in found
+    scoped = alice.get(url, {"scope": "style", "workspace": "*"}).content.decode()
+    assert "four spaces" in scoped
+    assert "staging deploys" not in scoped
+    bad = alice.get(url, {"min_confidence": "7"})
+    assert bad.status_code == 400
+
+
+def test_empty_browser_says_what_to_do_next(tenancy: Tenancy) -> None:
+    page = client_for(tenancy.alice.user).get(reverse("dashboard:memories", args=[tenancy.alice.project.pk]))
+    assert b"No memories in this project yet" in page.content
+    assert b"API key" in page.content
+
+
+def test_conflict_is_shown_side_by_side_and_one_click_forgets(tenancy: Tenancy) -> None:
+    first = remember(tenancy.alice, "deploys go out on Tuesdays", fact_key="deploy-day")
+    second = remember(tenancy.alice, "deploys go out on Thursdays", fact_key="deploy-day", reason="moved")
+    alice = client_for(tenancy.alice.user)
+    page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, second])).content.decode()
+    assert "Conflict" in page
+    assert "Tuesdays" in page
+    assert "Thursdays" in page
+    assert "moved" in page
+    forget = alice.post(reverse("dashboard:memory-forget", args=[tenancy.alice.project.pk, first]))
+    assert forget.status_code == 302
+    assert Memory.objects.get(pk=first).forgotten_at is not None
+    page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, second])).content.decode()
+    assert "Conflict" not in page
+    assert "forgotten" in page
+
+
+def test_other_tenants_memory_is_404(tenancy: Tenancy) -> None:
+    theirs = remember(tenancy.charlie, "charlie's secret plan")
+    alice = client_for(tenancy.alice.user)
+    assert alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, theirs])).status_code == 404
+    assert alice.get(reverse("dashboard:memory", args=[tenancy.charlie.project.pk, theirs])).status_code == 404
+    alice.post(reverse("dashboard:memory-forget", args=[tenancy.alice.project.pk, theirs]))
+    assert Memory.objects.get(pk=theirs).forgotten_at is None
+
+
+def test_auditor_sees_but_cannot_forget(tenancy: Tenancy, dana: Any) -> None:
+    record = remember(tenancy.alice, "the on-call rota lives in PagerDuty")
+    dana_client = client_for(dana)
+    page = dana_client.get(reverse("dashboard:memories", args=[tenancy.alice.project.pk])).content.decode()
+    assert "on-call rota" in page
+    assert "Forget</button>" not in page
+    refused = dana_client.post(reverse("dashboard:memory-forget", args=[tenancy.alice.project.pk, record]), follow=True)
+    assert b"membership may not write in this organization" in refused.content
+    assert Memory.objects.get(pk=record).forgotten_at is None
+
+
+def test_forget_by_source_asks_for_confirmation(tenancy: Tenancy) -> None:
+    for i in range(3):
+        remember(tenancy.alice, f"fact {i} from the runbook", source_id="runbook.md")
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:forget-source", args=[tenancy.alice.project.pk])
+    review = alice.get(url, {"source_id": "runbook.md", "workspace": "default"})
+    assert b"Forget 3 record(s)" in review.content
+    assert Memory.objects.filter(source_id="runbook.md", forgotten_at__isnull=True).count() == 3
+    done = alice.post(url, {"source_id": "runbook.md", "workspace": "default", "confirm": "yes"})
+    assert done.status_code == 302
+    assert Memory.objects.filter(source_id="runbook.md", forgotten_at__isnull=True).count() == 0
+
+
+# --- workspaces ----------------------------------------------------------------------------
+
+
+def test_workspace_delete_forgets_records_and_reserves_the_name(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "scratch note", workspace="scratch")
+    ws = Workspace.objects.get(project=tenancy.alice.project, name="scratch")
+    url = reverse("dashboard:workspace-delete", args=[tenancy.alice.project.pk, ws.public_id])
+    assert client_for(tenancy.bob.user).post(url, {"confirm": "scratch"}).status_code == 403
+    alice = client_for(tenancy.alice.user)
+    listing = alice.get(reverse("dashboard:workspaces", args=[tenancy.alice.project.pk])).content.decode()
+    assert "scratch" in listing
+    assert alice.post(url, {"confirm": "scratch"}).status_code == 302
+    assert Workspace.objects.get(pk=ws.pk).deleted_at is not None
+    assert not Memory.objects.filter(workspace=ws, forgotten_at__isnull=True).exists()
+    with pytest.raises(Exception, match="was deleted and cannot be reused"):
+        remember(tenancy.alice, "again", workspace="scratch")
+    assert AuditEvent.objects.filter(action="workspace.deleted").exists()
+
+
+# --- usage, billing ------------------------------------------------------------------------
+
+
+def test_usage_draws_charts(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "one record")
+    page = client_for(tenancy.bob.user).get(reverse("dashboard:usage", args=[tenancy.alice.account.tenant_id]))
+    assert page.status_code == 200
+    assert page.content.count(b"<svg") == 3
+    assert b"of 1000" in page.content
+
+
+def test_billing_is_for_owners_and_admins_and_shows_the_banner(tenancy: Tenancy) -> None:
+    from billing.models import Subscription
+
+    url = reverse("dashboard:billing", args=[tenancy.alice.account.tenant_id])
+    assert client_for(tenancy.bob.user).get(url).status_code == 403
+    assert client_for(tenancy.charlie.user).get(url).status_code == 404
+    Subscription.objects.filter(account=tenancy.alice.account).update(state="suspended")
+    page = client_for(tenancy.alice.user).get(url)
+    assert page.status_code == 200
+    assert b'data-testid="billing-banner"' in page.content
+    projects = client_for(tenancy.bob.user).get(reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id]))
+    assert b'data-testid="billing-banner"' in projects.content
+
+
+# --- organisation --------------------------------------------------------------------------
+
+
+def test_invite_accept_and_role_change(tenancy: Tenancy, django_capture_on_commit_callbacks: Any) -> None:
+    from accounts import services
+
+    tenant = tenancy.alice.account.tenant_id
+    alice = client_for(tenancy.alice.user)
+    bad = alice.post(reverse("dashboard:members", args=[tenant]), {"email": "not-an-email", "role": "member"})
+    assert bad.status_code == 400
+    assert b'value="not-an-email"' in bad.content
+    with django_capture_on_commit_callbacks(execute=True):
+        invited = alice.post(
+            reverse("dashboard:members", args=[tenant]), {"email": "eve@example.com", "role": "auditor"}
+        )
+    assert invited.status_code == 302
+    link = re.search(r"/invitations/accept/\?token=\S+", str(mail.outbox[-1].body))
+    assert link is not None
+    eve, _ = services.user_get_or_create(email="eve@example.com")
+    eve_client = client_for(eve)
+    token = link.group(0).split("token=", 1)[1]
+    from urllib.parse import unquote
+
+    assert eve_client.post(reverse("dashboard:invitation-accept"), {"token": unquote(token)}).status_code == 302
+    membership = Membership.objects.get(account=tenancy.alice.account, user=eve)
+    assert membership.role == "auditor"
+    url = reverse("dashboard:member-action", args=[tenant, membership.pk])
+    client_for(tenancy.bob.user).post(url, {"action": "role", "role": "admin"})
+    assert Membership.objects.get(pk=membership.pk).role == "auditor"
+    alice.post(url, {"action": "role", "role": "member"})
+    assert Membership.objects.get(pk=membership.pk).role == "member"
+    assert Invitation.objects.filter(accepted_by=eve).exists()
+
+
+def test_members_cannot_invite_and_audit_log_is_for_managers(tenancy: Tenancy) -> None:
+    tenant = tenancy.alice.account.tenant_id
+    bob = client_for(tenancy.bob.user)
+    assert (
+        bob.post(reverse("dashboard:members", args=[tenant]), {"email": "x@example.com", "role": "member"}).status_code
+        == 403
+    )
+    assert bob.get(reverse("dashboard:audit", args=[tenant])).status_code == 403
+    assert client_for(tenancy.charlie.user).get(reverse("dashboard:audit", args=[tenant])).status_code == 404
+    log = client_for(tenancy.alice.user).get(reverse("dashboard:audit", args=[tenant]))
+    assert log.status_code == 200
+    assert b"api_key.created" in log.content
+
+
+def test_departments_create_and_add_member(tenancy: Tenancy) -> None:
+    tenant = tenancy.alice.account.tenant_id
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:departments", args=[tenant])
+    assert alice.post(url, {"action": "create", "name": "Platform"}).status_code == 302
+    from orgs.models import Department
+
+    dept = Department.objects.get(account=tenancy.alice.account, name="Platform")
+    bob_membership = Membership.objects.get(account=tenancy.alice.account, user=tenancy.bob.user)
+    assert alice.post(url, {"action": "add", "department": dept.pk, "member": bob_membership.pk}).status_code == 302
+    assert dept.members.filter(pk=bob_membership.pk).exists()
+    assert client_for(tenancy.bob.user).post(url, {"action": "create", "name": "Bobs"}).status_code == 403
+    assert b"Platform" in client_for(tenancy.bob.user).get(url).content
