@@ -35,6 +35,7 @@ typecheck: venv
 	MMW_SECRET_KEY=typecheck MMW_DATA_DIR=$(CURDIR)/var/test $(VENV)/bin/mypy .
 
 pytest: venv
+	bash scripts/ensure_chromium.sh
 	$(VENV)/bin/python -m pytest
 
 test: lint typecheck pytest

@@ -70,8 +70,14 @@ class Account(models.Model):
 
 class Project(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+
+    class GuardSecrets(models.TextChoices):
+        REDACT = "redact", "Redact secrets and keep the record"
+        REFUSE = "refuse", "Refuse records that contain secrets"
+
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="projects")
     name = models.CharField(max_length=200)
+    guard_secrets_mode = models.CharField(max_length=8, choices=GuardSecrets.choices, default=GuardSecrets.REDACT)
     created_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
@@ -94,6 +100,7 @@ class Workspace(models.Model):
     name) forever: the unique constraint covers deleted rows, so the name is never reused."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="workspaces")
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)

@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from accounts import keys
 from accounts.models import ALL_SCOPES, Account, ApiKey, AuditEvent, Project, User
-from mmw.errors import InvalidInput
+from mmw.errors import Forbidden, InvalidInput
 from orgs.models import Membership
+from orgs.selectors import has_project_access
 
 
 def audit_record(
@@ -105,8 +106,11 @@ def api_key_create(
     unknown = [s for s in wanted if s not in ALL_SCOPES]
     if unknown or not wanted:
         raise InvalidInput(f"scopes must be a non-empty subset of {', '.join(ALL_SCOPES)}")
-    if not Membership.objects.filter(account=project.account, user=user, is_active=True).exists():
+    membership = Membership.objects.filter(account=project.account, user=user, is_active=True).first()
+    if membership is None:
         raise InvalidInput("only an active member of the account can hold its keys")
+    if not has_project_access(membership=membership, project=project):
+        raise Forbidden("this member has no access to the project")
     raw, prefix, digest = keys.mint()
     api_key = ApiKey.objects.create(
         account=project.account,

@@ -7,6 +7,7 @@ Records are append-only: a newer ``fact_key`` version is a new row, and ``forget
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -14,9 +15,13 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Func, Q, Value
+from django.db.models.functions import Now
 from pgvector.django import VectorField
 
 from accounts.models import Account, ApiKey, Project, Workspace
+
+if TYPE_CHECKING:
+    from accounts.keys import Principal
 
 
 class Visibility(models.TextChoices):
@@ -36,8 +41,31 @@ class RelationType(models.TextChoices):
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
     def live(self) -> MemoryQuerySet:
-        """Not forgotten (expired records are forgotten by the expiry job)."""
-        return self.filter(forgotten_at__isnull=True)
+        """Not forgotten and not past ``expires_at`` (the expiry job forgets those later)."""
+        return self.filter(forgotten_at__isnull=True).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+
+    def visible_to(self, principal: Principal) -> MemoryQuerySet:
+        """THE scoping rule (SPEC §3), used by every read, ``forget``, ``derived_from`` check and
+        the archivist: the caller's account and project, then the record's visibility.
+
+        - ``author``: its author only (a draft; owners and admins do not see others' drafts);
+        - ``department``: members of any department named in ``department_ids`` (the author's
+          departments when writing), judged by the caller's departments *now*: leaving a
+          department loses its records, joining one gains its older records too;
+        - ``project`` and ``org``: every member with access to the project. A key is bound to one
+          project and ``accounts.keys`` builds no principal without project access, so ``org``
+          records, too, are read only inside their project.
+
+        An author always reads their own records. A principal whose membership is inactive (or
+        not of this account) reads nothing. Roles do not widen reading: auditors, members, admins
+        and owners read the same records; roles only decide who may write."""
+        membership = principal.membership
+        if not membership.is_active or membership.account_id != principal.account.pk:
+            return self.none()
+        rule = Q(visibility__in=[Visibility.PROJECT, Visibility.ORG]) | Q(author_id=principal.user.pk)
+        if principal.department_ids:
+            rule |= Q(visibility=Visibility.DEPARTMENT, department_ids__overlap=sorted(principal.department_ids))
+        return self.filter(account_id=principal.account.pk, project_id=principal.project.pk).filter(rule)
 
 
 class Memory(models.Model):
@@ -120,6 +148,11 @@ class Memory(models.Model):
             ),
             models.Index(fields=["project", "created_at"], name="memory_project_created"),
             models.Index(fields=["created_at"], name="memory_unarchived", condition=Q(archived_at__isnull=True)),
+            models.Index(
+                fields=["expires_at"],
+                name="memory_expiring",
+                condition=Q(expires_at__isnull=False, forgotten_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:

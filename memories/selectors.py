@@ -1,30 +1,316 @@
-"""Everything that reads memories, always scoped to the calling principal."""
+"""Everything that reads memories, always through ``Memory.objects.visible_to(principal)``."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
 from accounts.keys import Principal
-from accounts.models import Workspace
-from memories.models import Memory
+from accounts.models import SCOPE_READ, Workspace
+from billing import gate
+from memories import inputs, rules, search, statuses
+from memories.models import Memory, MemoryRelation
+from memories.workspaces import ALL, workspace_state
+from mmw.errors import Forbidden, InvalidInput, NotFound
 
 API_VERSION = "1.0"
+MAX_LIMIT = 100
+MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
 
 
 def envelope(principal: Principal, workspace: str) -> dict[str, Any]:
-    """The fields every response carries."""
-    return {
+    """The fields every response carries (plus ``notice`` while billing has one to show)."""
+    fields: dict[str, Any] = {
         "api_version": API_VERSION,
         "tenant_id": principal.account.tenant_id,
         "project_id": str(principal.project.id),
         "workspace": workspace,
     }
+    notice = gate.read_notice(principal)
+    if notice is not None:
+        fields["notice"] = notice
+    return fields
+
+
+def begin_read(principal: Principal) -> None:
+    """Every read: the key must carry ``memory:read``, and the call counts toward rate limits."""
+    gate.check_rate(principal)
+    if SCOPE_READ not in principal.scopes:
+        raise Forbidden("403 Forbidden: key lacks memory:read")
+
+
+def _scoped(principal: Principal, workspace: str) -> QuerySet[Memory] | None:
+    """Live visible records of one workspace (or all with ``*``); None when it does not exist yet."""
+    base = Memory.objects.visible_to(principal).live().select_related("author", "api_key")
+    if workspace == ALL:
+        return base.filter(workspace__deleted_at__isnull=True)
+    state = workspace_state(principal, workspace)
+    state.raise_problem()
+    return base.filter(workspace=state.workspace) if state.workspace is not None else None
+
+
+# --- search -------------------------------------------------------------------------------
+
+
+def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    begin_read(principal)
+    v = inputs.parse(inputs.SEARCH, payload)
+    if not v["query"].strip():
+        raise InvalidInput("query must not be empty")
+    if not 1 <= v["limit"] <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
+    if v["current_source_hash"] is not None and v["source_id"] is None:
+        raise InvalidInput("source_id is required when current_source_hash is provided")
+    for name in ("min_confidence", "min_importance"):
+        if v[name] is not None and not 0.0 <= v[name] <= 1.0:
+            raise InvalidInput(f"{name} must be between 0 and 1")
+    answer = {**envelope(principal, v["workspace"]), "query": v["query"], "results": []}
+    base = _scoped(principal, v["workspace"])
+    if base is None:
+        return answer
+    hits = search.hybrid_hits(_filtered(principal, base, v), v["query"], v["limit"])
+    freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
+    answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
+    return answer
+
+
+def _filtered(principal: Principal, qs: QuerySet[Memory], v: dict[str, Any]) -> QuerySet[Memory]:
+    for name in ("scope", "fact_key", "source_id"):
+        if v[name] is not None:
+            qs = qs.filter(**{name: v[name]})
+    if v["tags"]:
+        qs = qs.filter(tags__contains=v["tags"])
+    if v["min_confidence"] is not None:
+        qs = qs.filter(confidence__gte=v["min_confidence"])
+    if v["min_importance"] is not None:
+        qs = qs.filter(importance__gte=v["min_importance"])
+    if v["latest_only"]:
+        # "Latest" among the versions the caller can read: a hidden newer draft must neither
+        # hide an older version nor reveal itself.
+        newer = (
+            Memory.objects.visible_to(principal)
+            .live()
+            .filter(workspace=OuterRef("workspace"), fact_key=OuterRef("fact_key"), version__gt=OuterRef("version"))
+        )
+        qs = qs.filter(Q(fact_key__isnull=True) | ~Exists(newer))
+    return qs
+
+
+# --- presenting records --------------------------------------------------------------------
+
+
+def present(
+    principal: Principal,
+    records: list[Memory],
+    scores: list[float | None] | None = None,
+    freshness: statuses.Freshness | None = None,
+) -> list[dict[str, Any]]:
+    """SPEC's result shape for each record, with statuses and graph relations computed now."""
+    infos = statuses.compute(principal, records, freshness)
+    relations = _relations(principal, [r.id for r in records])
+    scores = scores or [None] * len(records)
+    workspaces = dict(Workspace.objects.filter(id__in={r.workspace_id for r in records}).values_list("id", "name"))
+    return [
+        _record(r, s, infos[r.id], relations.get(r.id, []), workspaces[r.workspace_id])
+        for r, s in zip(records, scores, strict=True)
+    ]
+
+
+def _record(
+    r: Memory, score: float | None, info: statuses.StatusInfo, relations: list[dict[str, Any]], workspace: str
+) -> dict[str, Any]:
+    return {
+        "id": str(r.id),
+        "content": r.content,
+        "score": None if score is None else round(score, 6),
+        "status": info.status,
+        "workspace": workspace,
+        "scope": r.scope,
+        "source": r.source,
+        "source_id": r.source_id,
+        "source_hash": r.source_hash,
+        "source_revision": r.source_revision,
+        "fact_key": r.fact_key,
+        "version": r.version,
+        "is_latest": info.is_latest,
+        "conflicts_with": info.conflicts_with,
+        "confidence": r.confidence,
+        "importance": r.importance,
+        "derived_from": sorted(str(i) for i in r.derived_from),
+        "tags": list(r.tags),
+        "visibility": r.visibility,
+        "graph_relations": relations,
+        "reason": r.reason,
+        "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+        "created_at": r.created_at.isoformat(),
+        "author": _author(r),
+    }
+
+
+def _author(r: Memory) -> dict[str, Any]:
+    return {
+        "user": r.author.email if r.author else None,
+        "device_label": r.device_label or None,
+        "api_key": f"mmw_{r.api_key.prefix}…" if r.api_key else None,
+    }
+
+
+def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
+    """Edges touching ``ids`` whose other end the caller can read, strongest first."""
+    edges = list(
+        MemoryRelation.objects.filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids)).values_list(
+            "from_memory_id", "to_memory_id", "relation", "score"
+        )
+    )
+    others = {a for a, *_ in edges} | {b for _, b, *_ in edges}
+    readable = set(Memory.objects.visible_to(principal).live().filter(id__in=others).values_list("id", flat=True))
+    wanted = set(ids)
+    out: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for src, dst, relation, score in edges:
+        if src in wanted and dst in readable:
+            out.setdefault(src, []).append(
+                {"id": str(dst), "relation": relation, "score": round(score, 4), "direction": "out"}
+            )
+        if dst in wanted and src in readable:
+            out.setdefault(dst, []).append(
+                {"id": str(src), "relation": relation, "score": round(score, 4), "direction": "in"}
+            )
+    for rows in out.values():
+        rows.sort(key=lambda e: -e["score"])
+    return out
+
+
+# --- one record, history, validation, recall, workspaces ----------------------------------
+
+
+def memory_get(*, principal: Principal, memory_id: str) -> dict[str, Any]:
+    begin_read(principal)
+    record = _visible_record(principal, memory_id)
+    result = present(principal, [record])[0]
+    return {**envelope(principal, result["workspace"]), "memory": result}
+
+
+def _visible_record(principal: Principal, memory_id: str) -> Memory:
+    """A live record the caller can read; anything else is the same 404."""
+    try:
+        wanted = uuid.UUID(str(memory_id))
+    except ValueError:
+        raise NotFound("memory not found") from None
+    record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related("author", "api_key").first()
+    if record is None:
+        raise NotFound("memory not found")
+    return record
+
+
+def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Every version of a fact_key the caller can read, oldest first; forgotten versions appear as
+    stubs (number, time, author, reason) without their content."""
+    begin_read(principal)
+    v = inputs.parse(inputs.HISTORY, payload)
+    if v["fact_key"] is None and v["memory_id"] is None:
+        raise InvalidInput("Either fact_key or memory_id must be provided")
+    if v["memory_id"] is not None:
+        anchor = _visible_record(principal, v["memory_id"])
+        workspace_id, fact_key = anchor.workspace_id, anchor.fact_key
+        name = Workspace.objects.get(id=workspace_id).name
+    else:
+        state = workspace_state(principal, v["workspace"])
+        state.raise_problem()
+        if state.workspace is None:
+            return {**envelope(principal, v["workspace"]), "fact_key": v["fact_key"], "versions": []}
+        workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
+    visible = Memory.objects.visible_to(principal).select_related("author", "api_key")
+    if fact_key is None:
+        rows = list(visible.filter(id=anchor.id))
+    else:
+        rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("version"))
+    live = [r for r in rows if r.forgotten_at is None]
+    presented = {p["id"]: p for p in present(principal, live)}
+    versions = [presented[str(r.id)] if r.forgotten_at is None else _forgotten_stub(r) for r in rows]
+    return {**envelope(principal, name), "fact_key": fact_key, "versions": versions}
+
+
+def _forgotten_stub(r: Memory) -> dict[str, Any]:
+    return {
+        "id": str(r.id),
+        "version": r.version,
+        "forgotten": True,
+        "forgotten_at": r.forgotten_at.isoformat() if r.forgotten_at else None,
+        "reason": r.reason,
+        "created_at": r.created_at.isoformat(),
+        "author": _author(r),
+    }
+
+
+def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Which live records of ``source_id`` are stale against ``current_source_hash``. Read-only."""
+    begin_read(principal)
+    v = inputs.parse(inputs.VALIDATE, payload)
+    if not v["source_id"].strip() or not v["current_source_hash"].strip():
+        raise InvalidInput("source_id and current_source_hash must not be empty")
+    base = _scoped(principal, v["workspace"])
+    rows = list(base.filter(source_id=v["source_id"]).order_by("created_at")) if base is not None else []
+    stale = [r for r in rows if r.source_hash != v["current_source_hash"]]
+    fresh = [r for r in rows if r.source_hash == v["current_source_hash"]]
+    return {
+        **envelope(principal, v["workspace"]),
+        "source_id": v["source_id"],
+        "current_source_hash": v["current_source_hash"],
+        "stale_count": len(stale),
+        "fresh_count": len(fresh),
+        "stale": [_brief(r) for r in stale],
+        "fresh": [_brief(r) for r in fresh],
+    }
+
+
+def _brief(r: Memory) -> dict[str, Any]:
+    return {"id": str(r.id), "fact_key": r.fact_key, "source_hash": r.source_hash, "version": r.version}
+
+
+def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A context pack for a task: relevant records (plus pinned ones), highest importance first,
+    cut to ``token_budget``; each item shows its status so the agent can cite or re-check it."""
+    begin_read(principal)
+    v = inputs.parse(inputs.RECALL, payload)
+    if not v["task"].strip():
+        raise InvalidInput("task must not be empty")
+    budget = v["token_budget"]
+    if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
+        raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
+    answer = {**envelope(principal, v["workspace"]), "task": v["task"], "token_budget": budget}
+    base = _scoped(principal, v["workspace"])
+    if base is None:
+        return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
+    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT)
+    relevance = {h.memory.id: h.score for h in hits}
+    pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-created_at")[:20])
+    pool = [h.memory for h in hits] + pinned
+    pool.sort(key=lambda m: (-m.importance, -relevance.get(m.id, 0.0), -m.created_at.timestamp()))
+    chosen, used = [], 0
+    for record in pool:
+        cost = rules.approx_tokens(record.content)
+        if used + cost <= budget:
+            chosen.append(record)
+            used += cost
+    items = present(principal, chosen, [relevance.get(m.id) for m in chosen])
+    return {**answer, "used_tokens": used, "items": items, "omitted": len(pool) - len(chosen)}
 
 
 def workspace_list(*, principal: Principal) -> dict[str, Any]:
-    """The live workspaces of the caller's project, with their live record counts."""
+    """The live workspaces of the caller's project, with the number of records the caller can read."""
+    begin_read(principal)
     rows = []
+    visible = Memory.objects.visible_to(principal).live()
     for ws in Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name"):
-        count = Memory.objects.live().filter(workspace=ws).count()
-        rows.append({"name": ws.name, "memory_count": count, "created_at": ws.created_at.isoformat()})
-    return {**envelope(principal, "*"), "workspaces": rows}
+        rows.append(
+            {
+                "id": str(ws.public_id),
+                "name": ws.name,
+                "memory_count": visible.filter(workspace=ws).count(),
+                "created_at": ws.created_at.isoformat(),
+            }
+        )
+    return {**envelope(principal, ALL), "workspaces": rows}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from django.db import connection
+from django.db import connections
 
 
 def index_name(model_id: str) -> str:
@@ -17,12 +17,12 @@ def index_name(model_id: str) -> str:
     return f"memory_emb_hnsw_{slug}"
 
 
-def ensure_vector_index(model_id: str, dim: int) -> str:
+def ensure_vector_index(model_id: str, dim: int, *, using: str = "default") -> str:
     """Create the HNSW (cosine) index for ``model_id`` if missing; return its name."""
     if not re.fullmatch(r"[A-Za-z0-9_.:@/+-]{1,100}", model_id):
         raise ValueError(f"unsafe embedding model id: {model_id!r}")
     name = index_name(model_id)
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {name} ON memories_memory "
             f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) "

@@ -1,33 +1,66 @@
-"""The outer ASGI router: ``/mcp`` goes to the MCP SDK's app, everything else to Django."""
+"""The outer ASGI router: ``/mcp`` goes to the MCP SDK's app, everything else to Django.
+
+It also answers the ASGI lifespan (Django does not speak it): startup enters the MCP session
+manager, shutdown leaves it. Serve with the lifespan on (``uvicorn --lifespan on``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
+
+from memories.mcp.endpoint import MCP_PATH, McpEndpoint
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+LifespanContext = Callable[[], AbstractAsyncContextManager[None]]
+
+MCP_PATHS = frozenset({MCP_PATH, f"{MCP_PATH}/"})
+
+logger = logging.getLogger(__name__)
 
 
 def build_application(django_app: Any) -> ASGIApp:
-    """Return the ASGI app. The MCP mount is added by the memory-contract work."""
+    """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest."""
+    mcp = McpEndpoint()
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await _lifespan(receive, send, [mcp.running])
+            return
+        if scope["type"] == "http" and scope["path"] in MCP_PATHS:
+            await mcp(scope, receive, send)
             return
         await django_app(scope, receive, send)
 
     return application
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+async def _lifespan(receive: Receive, send: Send, contexts: Sequence[LifespanContext]) -> None:
+    """Enter ``contexts`` on startup and leave them on shutdown, in this one task (the SDK's
+    session manager holds an anyio task group, which must be exited where it was entered)."""
+    message = await receive()
+    assert message["type"] == "lifespan.startup", message
+    stack = AsyncExitStack()
+    try:
+        for context in contexts:
+            await stack.enter_async_context(context())
+    except Exception as exc:
+        logger.exception("ASGI startup failed")
+        await stack.aclose()
+        await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+        return
+    await send({"type": "lifespan.startup.complete"})
+    message = await receive()
+    assert message["type"] == "lifespan.shutdown", message
+    try:
+        await stack.aclose()
+    except Exception as exc:
+        logger.exception("ASGI shutdown failed")
+        await send({"type": "lifespan.shutdown.failed", "message": repr(exc)})
+        return
+    await send({"type": "lifespan.shutdown.complete"})

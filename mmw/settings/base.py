@@ -104,6 +104,7 @@ if not CELERY_BROKER_URL:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
@@ -136,6 +137,18 @@ MMW_MAX_CONTENT_CHARS = 100_000
 MMW_MAX_MEMORIES_PER_WORKSPACE = env_int("MMW_MAX_MEMORIES_PER_WORKSPACE", 1_000_000, minimum=1)
 MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, minimum=1)
 
+# --- Embeddings (see docs/embeddings.md): a local model embeds in the request. ---
+MMW_EMBEDDING_BACKEND = env_str("MMW_EMBEDDING_BACKEND", "use")
+MMW_EMBEDDING_OPTIONS: dict[str, Any] = {}
+if MMW_EMBEDDING_BACKEND == "openai":
+    MMW_EMBEDDING_OPTIONS = {
+        "base_url": env_str("MMW_EMBEDDING_URL"),
+        "api_key": env_str("MMW_EMBEDDING_API_KEY", ""),
+        "model": env_str("MMW_EMBEDDING_MODEL"),
+    }
+    if env_int("MMW_EMBEDDING_DIMENSIONS", 0):
+        MMW_EMBEDDING_OPTIONS["dimensions"] = env_int("MMW_EMBEDDING_DIMENSIONS", 0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -153,3 +166,58 @@ SESSION_COOKIE_SECURE = env_bool("MMW_SECURE_COOKIES", not DEBUG and PUBLIC_URL.
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# --- billing ---
+# Stripe: empty keys leave billing off (webhooks are refused, Checkout answers "not configured").
+STRIPE_SECRET_KEY = env_str("STRIPE_SECRET_KEY", "")
+STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")  # another API host, e.g. localstripe in tests
+MMW_BILLING_GRACE_DAYS = env_int("MMW_BILLING_GRACE_DAYS", 7, minimum=0)
+MMW_BILLING_URL = env_str("MMW_BILLING_URL", f"{PUBLIC_URL}/billing/")
+# A cache every process shares (rate-limit counters, see billing/counters.py): Redis when
+# configured (MMW_CACHE_URL, else REDIS_URL), else a PostgreSQL table that `migrate` creates.
+MMW_CACHE_URL = env_str("MMW_CACHE_URL", REDIS_URL)
+CACHES: dict[str, Any] = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": MMW_CACHE_URL, "KEY_PREFIX": "mmw"}
+        if MMW_CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "mmw_cache"}
+    )
+}
+
+# --- dashboard ---
+# The web dashboard (``dashboard``) and its accounts (django-allauth: sign-up with e-mail
+# verification, log in/out, password reset, rate-limited logins). ``dashboard`` comes before
+# allauth so its templates restyle allauth's pages.
+INSTALLED_APPS += ["dashboard", "allauth", "allauth.account"]
+MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "dashboard:home"
+ACCOUNT_LOGOUT_REDIRECT_URL = "account_login"
+ACCOUNT_USER_MODEL_USERNAME_FIELD = None
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[MMW] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if PUBLIC_URL.startswith("https") else "http"
+# Failed logins are throttled per address and per IP (allauth keeps the counters in CACHES).
+ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key", "signup": "20/m/ip", "reset_password": "20/m/ip,5/m/key"}
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_REFERRER_POLICY = "same-origin"
+if PUBLIC_URL.startswith("https"):
+    SECURE_HSTS_SECONDS = env_int("MMW_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Static files (the dashboard's CSS and vendored htmx) served by the web process itself, straight
+# from the apps' static/ folders: no collectstatic step, no separate file server.
+_SECURITY = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware")
+MIDDLEWARE.insert(_SECURITY + 1, "whitenoise.middleware.WhiteNoiseMiddleware")
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG

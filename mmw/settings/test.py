@@ -14,3 +14,11 @@ from mmw.settings.base import *  # noqa: E402,F403
 CELERY_BROKER_URL = os.environ.get("MMW_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A Celery worker started by tests/worker.py uses pytest-django's test database; a killed worker's
+# unacknowledged task comes back after seconds, not the default hour.
+DATABASES["default"]["NAME"] = os.environ.get("MMW_TEST_DATABASE_NAME", DATABASES["default"]["NAME"])  # noqa: F405
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 5,
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}

@@ -33,14 +33,16 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         status = None
-        while time.monotonic() < deadline and status != 200:
+        while time.monotonic() < deadline and status != 200 and proc.poll() is None:
             try:
                 status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code
             except httpx.TransportError:
                 time.sleep(0.3)
-        assert status == 200
+        if status != 200:
+            proc.kill()
+            pytest.fail(f"serve did not answer /healthz: {proc.communicate(timeout=30)[0].decode()[-3000:]}")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 3, "web, worker and beat must all be running"
     finally:

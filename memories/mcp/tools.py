@@ -1,0 +1,158 @@
+"""The eight MCP tools: each passes its raw arguments to the service or selector REST also calls.
+
+Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
+SDK does no argument validation of its own: a tool's argument model is empty, so the services
+see exactly what the client sent and report problems with the same texts as REST.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from starlette.requests import HTTPConnection
+
+from accounts.keys import Principal
+from memories import inputs, selectors, services
+from memories.mcp import descriptions
+from memories.mcp.auth import principal_of
+from memories.mcp.threads import run_sync
+from mmw.errors import MMWError
+
+logger = logging.getLogger(__name__)
+
+IDEMPOTENCY_HEADER = "x-idempotency-key"
+
+# (principal, raw arguments, HTTP request headers) -> the answer
+Operation = Callable[[Principal, Any, Mapping[str, str]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    params: tuple[inputs.Param, ...]
+    description: str
+    operation: Operation
+    annotations: ToolAnnotations
+
+
+# Services and selectors are looked up when called (not bound here), so tests can replace them.
+def _remember(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return services.memory_remember(
+        principal=principal, payload=arguments, idempotency_key=headers.get(IDEMPOTENCY_HEADER)
+    )
+
+
+def _search(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return selectors.memory_search(principal=principal, payload=arguments)
+
+
+def _forget(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return services.memory_forget(principal=principal, payload=arguments)
+
+
+def _validate(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return selectors.memory_validate(principal=principal, payload=arguments)
+
+
+def _history(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return selectors.memory_history(principal=principal, payload=arguments)
+
+
+def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return selectors.recall_context(principal=principal, payload=arguments)
+
+
+def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    inputs.parse(inputs.LIST_WORKSPACES, arguments)  # refuses unknown parameters
+    return selectors.workspace_list(principal=principal)
+
+
+def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    memory_id = inputs.parse(inputs.GET, arguments)["memory_id"]
+    return selectors.memory_get(principal=principal, memory_id=memory_id)
+
+
+_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "remember",
+        "Remember a fact",
+        inputs.REMEMBER,
+        descriptions.REMEMBER,
+        _remember,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+    ),
+    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ),
+    ToolSpec(
+        "forget",
+        "Forget records",
+        inputs.FORGET,
+        descriptions.FORGET,
+        _forget,
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
+    ToolSpec("validate_memory", "Find stale records", inputs.VALIDATE, descriptions.VALIDATE_MEMORY, _validate, _READ),
+    ToolSpec("memory_history", "Versions of a fact", inputs.HISTORY, descriptions.MEMORY_HISTORY, _history, _READ),
+    ToolSpec("recall_context", "Context pack for a task", inputs.RECALL, descriptions.RECALL_CONTEXT, _recall, _READ),
+    ToolSpec(
+        "list_workspaces",
+        "List workspaces",
+        inputs.LIST_WORKSPACES,
+        descriptions.LIST_WORKSPACES,
+        _list_workspaces,
+        _READ,
+    ),
+    ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ),
+)
+
+
+def build_tools() -> list[Tool]:
+    return [_tool(spec) for spec in SPECS]
+
+
+def _tool(spec: ToolSpec) -> Tool:
+    async def run(ctx: Context[Any, Any]) -> CallToolResult:
+        return await call(spec, ctx)
+
+    tool = Tool.from_function(
+        run,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=spec.annotations,
+        structured_output=False,
+    )
+    # The advertised schema is ours; the function takes no arguments, so the SDK validates nothing.
+    return tool.model_copy(update={"parameters": inputs.json_schema(spec.params)})
+
+
+async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
+    """Run one tool call; every failure becomes a ``ToolError`` (``isError`` with our text).
+
+    ``MMWError`` keeps its exact message; anything else is logged here with its traceback and
+    reaches the client only as ``internal error``.
+    """
+    request = ctx.request_context.request
+    principal = principal_of(request)
+    params = ctx.request_context.params or {}
+    arguments = params.get("arguments")  # raw, as the client sent them
+    headers: Mapping[str, str] = request.headers if isinstance(request, HTTPConnection) else {}
+    try:
+        answer = await run_sync(spec.operation, principal, arguments, headers)
+        text = json.dumps(answer, ensure_ascii=False)
+    except MMWError as exc:
+        raise ToolError(exc.message) from None
+    except Exception:
+        logger.exception("MCP tool %s failed", spec.name)
+        raise ToolError("internal error") from None
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)

@@ -1,0 +1,119 @@
+"""Ranking for ``search``: keyword hits (PostgreSQL full text) and vector hits (pgvector HNSW),
+fused by weighted reciprocal rank. Filtering is the caller's queryset's job; both candidate
+lists are drawn from that same filtered queryset, so a filter never loses recall to ranking.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.db.models import FloatField, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
+from pgvector.django import CosineDistance, VectorField
+
+from memories import embedding
+from memories.models import Memory
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Function words of the languages MMW serves; the 'simple' configuration keeps them, so they are
+# dropped from queries here (OR-ing them would match nearly every record).
+STOP_WORDS = frozenset(
+    """
+    a an and are as at be by for from has have how i in is it its of on or that the this to was
+    were what when where which who why will with do does did we our you your they their и в во
+    на с со по к о об от для как что это кто где когда какой какая какие ли не да или но а у из
+    за же бы был была были быть есть мы наш наша вы ваш они их он она оно le la les un une des
+    de du et ou en au aux à a est sont pour par sur dans que qui quoi quel quelle quels quelles
+    ce cet cette ces il elle ils elles nous vous on ne pas se sa son ses leur
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+RRF_K = 60
+KEYWORD_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+# How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
+MIN_CANDIDATES = 50
+EF_SEARCH = 100
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    score: float
+
+
+def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
+    """The best ``limit`` records of ``candidates`` for ``query``, by meaning and by keywords."""
+    depth = max(MIN_CANDIDATES, 4 * limit)
+    keyword = keyword_hits(candidates, query, depth)
+    dense = dense_hits(candidates, query, depth)
+    return fuse([(keyword, KEYWORD_WEIGHT), (dense, DENSE_WEIGHT)], limit)
+
+
+def fuse(rankings: list[tuple[list[Hit], float]], limit: int) -> list[Hit]:
+    """Weighted fusion of several rankings: each list adds, per record, the mean of its
+    reciprocal-rank score and its own score relative to its best hit (so a ranker that is
+    sure about one record counts more than one that barely prefers it). Scaled to 0..1."""
+    total = sum(weight for ranking, weight in rankings if ranking) or 1.0
+    scores: dict[uuid.UUID, float] = {}
+    records: dict[uuid.UUID, Memory] = {}
+    for ranking, weight in rankings:
+        best = max((h.score for h in ranking), default=0.0)
+        for rank, hit in enumerate(ranking):
+            records.setdefault(hit.memory.id, hit.memory)
+            reciprocal = (RRF_K + 1) / (RRF_K + rank + 1)
+            relative = max(hit.score, 0.0) / best if best > 0 else 0.0
+            scores[hit.memory.id] = scores.get(hit.memory.id, 0.0) + weight * (reciprocal + relative) / 2
+    ordered = sorted(scores, key=lambda rid: (-scores[rid], -records[rid].created_at.timestamp()))
+    return [Hit(records[rid], scores[rid] / total) for rid in ordered[:limit]]
+
+
+def keyword_tsquery(query: str) -> str | None:
+    """An OR query over the query's words (prefix-matched from 4 letters), or None if it has no
+    searchable word. Words are reduced to letters and digits, so no tsquery syntax gets through."""
+    terms: list[str] = []
+    for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
+        if word in STOP_WORDS:
+            continue
+        for part in word.replace("_", " ").split():
+            terms.append(f"{part}:*" if len(part) >= 4 else part)
+    return " | ".join(dict.fromkeys(terms)) if terms else None
+
+
+def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
+    """Full-text hits among ``candidates``, best first (ts_rank_cd, length-normalised)."""
+    tsquery = keyword_tsquery(query)
+    if tsquery is None:
+        return []
+    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+    ranked = (
+        candidates.extra(where=[f"search_document @@ {tsq}"], params=[tsquery])  # noqa: S610 - params bound
+        .annotate(rank=RawSQL(f"ts_rank_cd(search_document, {tsq}, 1)", (tsquery,), output_field=FloatField()))  # noqa: S611
+        .order_by("-rank", "-created_at")[:limit]
+    )
+    return [Hit(memory=m, score=float(m.rank)) for m in ranked]
+
+
+def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
+    """Nearest records by cosine distance among ``candidates`` that carry the current model's
+    vector. Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective
+    filters (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k."""
+    embedded = embedding.embed_query(query)
+    if embedded is None:
+        return []
+    vector, backend = embedded
+    as_typed = Cast("embedding", VectorField(dimensions=backend.dim))
+    ranked = (
+        candidates.filter(embedding_model=backend.model_id)
+        .annotate(distance=CosineDistance(as_typed, vector))
+        .order_by("distance")[:limit]
+    )
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
+        rows = list(ranked)
+    return [Hit(memory=m, score=1.0 - float(m.distance)) for m in rows]

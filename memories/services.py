@@ -1,0 +1,371 @@
+"""Everything that writes memories: ``memory_remember`` and ``memory_forget``.
+
+Both take the caller's ``Principal`` and the raw JSON object of the request; the checks run in
+the order SPEC §2 lists, with its exact texts, whichever surface (REST, MCP, dashboard) calls.
+"""
+
+from __future__ import annotations
+
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from accounts.keys import Principal
+from accounts.models import SCOPE_WRITE, Workspace
+from accounts.services import audit_record
+from billing import gate
+from memories import embedding, guard, inputs, rules, tasks
+from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility
+from memories.selectors import API_VERSION, envelope
+from memories.workspaces import ALL, WorkspaceState, workspace_state
+from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, PayloadTooLarge
+
+MAX_DERIVED_FROM = 50
+
+
+@dataclass(frozen=True)
+class RememberInput:
+    content: str
+    workspace: str
+    scope: str
+    source: str
+    source_id: str | None
+    source_hash: str | None
+    source_revision: str | None
+    fact_key: str | None
+    confidence: float
+    derived_from: list[str] | None
+    tags: list[str] | None
+    expires_at: str | None
+    reason: str | None
+    expected_version: int | None
+    visibility: str
+
+
+def memory_remember(
+    *, principal: Principal, payload: Mapping[str, Any] | None, idempotency_key: str | None = None
+) -> dict[str, Any]:
+    """Store one new record (never updating or deleting another) and return SPEC's answer.
+
+    With ``idempotency_key`` a replay of the same input returns the first answer unchanged, and
+    the same key with other input is refused; the key is scoped to (API key, project, workspace).
+    """
+    data = RememberInput(**inputs.parse(inputs.REMEMBER, payload))
+    _check_fields(data)
+    with transaction.atomic():
+        derived = _check_derived_from(principal, data.derived_from)
+        if idempotency_key is not None:
+            replay = _idempotent_replay(principal, data, idempotency_key)
+            if replay is not None:
+                return replay
+        answer = _remember(principal, data, derived)
+        if idempotency_key is not None and principal.api_key is not None:
+            IdempotencyRecord.objects.create(
+                api_key=principal.api_key,
+                project=principal.project,
+                workspace_name=data.workspace,
+                key=idempotency_key,
+                request_hash=rules.request_hash(vars(data)),
+                response=answer,
+            )
+    return answer
+
+
+def _check_fields(data: RememberInput) -> None:
+    if not data.content.strip():
+        raise InvalidInput("content must not be empty")
+    if len(data.content) > settings.MMW_MAX_CONTENT_CHARS:
+        raise PayloadTooLarge("content exceeds maximum allowed length")
+    if not data.workspace.strip() or not data.scope.strip():
+        raise InvalidInput("workspace and scope must not be empty")
+    if not 0.0 <= data.confidence <= 1.0:
+        raise InvalidInput("confidence must be between 0 and 1")
+    if data.source_hash is not None and data.source_id is None:
+        raise InvalidInput("source_id is required when source_hash is provided")
+    if data.derived_from is not None and len(data.derived_from) > MAX_DERIVED_FROM:
+        raise InvalidInput("derived_from accepts at most 50 memory ids")
+    if data.visibility not in Visibility.values:
+        raise InvalidInput(f"visibility must be one of {', '.join(Visibility.values)}")
+    if data.expected_version is not None and data.expected_version < 1:
+        raise InvalidInput("expected_version must be a positive integer")
+    if data.expected_version is not None and data.fact_key is None:
+        raise InvalidInput("expected_version requires fact_key")
+
+
+def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uuid.UUID]:
+    """Every id must name a live record the caller can read; the answer is sorted and unique."""
+    if not ids:
+        return []
+    try:
+        wanted = sorted({uuid.UUID(i) for i in ids})
+    except ValueError:
+        raise InvalidInput("derived_from contains unknown memory ids") from None
+    found = Memory.objects.visible_to(principal).live().filter(id__in=wanted).count()
+    if found != len(wanted):
+        raise InvalidInput("derived_from contains unknown memory ids")
+    return wanted
+
+
+def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> dict[str, Any] | None:
+    if not rules.valid_idempotency_key(key):
+        raise InvalidInput("invalid X-Idempotency-Key")
+    if principal.api_key is None:
+        return None
+    # Serialise concurrent requests with the same key; the loser sees the winner's record.
+    _advisory_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
+    record = IdempotencyRecord.objects.filter(
+        api_key=principal.api_key, project=principal.project, workspace_name=data.workspace, key=key
+    ).first()
+    if record is None:
+        return None
+    if record.request_hash != rules.request_hash(vars(data)):
+        raise Conflict("409 Conflict: idempotency key was used with different input")
+    return dict(record.response)
+
+
+def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID]) -> dict[str, Any]:
+    now = timezone.now()
+    expires_at = rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
+    state = workspace_state(principal, data.workspace)
+    version = _next_version(principal, state, data)
+    if SCOPE_WRITE not in principal.scopes:
+        raise Forbidden("403 Forbidden: key lacks memory:write")
+    clean, redactions = _screen(principal, data)
+    gate.check_project_quota(principal)
+    _check_technical_limits(principal, state)
+    gate.check_rate(principal)
+    state.raise_problem()
+    if not principal.membership.may_write:
+        raise Forbidden("membership may not write in this organization")
+    gate.ensure_may_write(principal)
+    workspace = state.workspace or Workspace.objects.get_or_create(project=principal.project, name=data.workspace)[0]
+    vector, model_id = embedding.embed_for_write(clean["content"])
+    if version > 1:
+        Memory.objects.filter(workspace=workspace, fact_key=clean["fact_key"], superseded_at__isnull=True).update(
+            superseded_at=now
+        )
+    memory = Memory.objects.create(
+        account=principal.account,
+        project=principal.project,
+        workspace=workspace,
+        content=clean["content"],
+        scope=data.scope,
+        source=data.source,
+        source_id=clean["source_id"],
+        source_hash=data.source_hash,
+        source_revision=clean["source_revision"],
+        fact_key=clean["fact_key"],
+        version=version,
+        confidence=data.confidence,
+        importance=rules.importance_from_tags(clean["tags"] or []),
+        derived_from=derived,
+        tags=clean["tags"] or [],
+        reason=clean["reason"],
+        expires_at=expires_at,
+        visibility=data.visibility,
+        department_ids=sorted(principal.department_ids) if data.visibility == Visibility.DEPARTMENT else [],
+        author=principal.user,
+        api_key=principal.api_key,
+        device_label=principal.device_label,
+        embedding=vector,
+        embedding_model=model_id,
+    )
+    _link_derived(memory, derived)
+    transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
+    return _remember_answer(principal, memory, redactions)
+
+
+def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
+    """The version the new record gets; enforces ``expected_version`` under a per-key lock.
+
+    Numbers are never reused (forgotten and hidden versions keep theirs, so numbering may show
+    gaps); ``expected_version`` is compared with the newest live version *the caller can read*,
+    the one they can have seen, so another member's draft is neither revealed nor in the way."""
+    if data.fact_key is None:
+        return 1
+    latest_seen = latest_any = 0
+    if state.workspace is not None:
+        _advisory_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
+        versions = Memory.objects.filter(workspace=state.workspace, fact_key=data.fact_key)
+        latest_any = versions.aggregate(m=Max("version"))["m"] or 0
+        seen = Memory.objects.visible_to(principal).live().filter(workspace=state.workspace, fact_key=data.fact_key)
+        latest_seen = seen.aggregate(m=Max("version"))["m"] or 0
+    if data.expected_version is not None and data.expected_version != latest_seen:
+        raise Conflict(f"version conflict: expected version {data.expected_version} but the latest is {latest_seen}")
+    return latest_any + 1
+
+
+def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Memory Guard over every text field; refusals become the SPEC's error."""
+    fields: dict[str, Any] = {
+        "content": data.content,
+        "source_id": data.source_id,
+        "source_revision": data.source_revision,
+        "fact_key": data.fact_key,
+        "tags": data.tags,
+        "reason": data.reason,
+    }
+    try:
+        clean, redactions = guard.screen_fields(fields, secrets_mode=principal.project.guard_secrets_mode)
+    except guard.GuardRejection as exc:
+        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
+    return dict(clean), [{"field": r.field, "rule": r.rule_id} for r in redactions]
+
+
+def _check_technical_limits(principal: Principal, state: WorkspaceState) -> None:
+    if state.workspace is not None:
+        in_workspace = Memory.objects.filter(workspace=state.workspace, forgotten_at__isnull=True).count()
+        if in_workspace >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
+            raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
+    in_tenant = Memory.objects.filter(account=principal.account, forgotten_at__isnull=True).count()
+    if in_tenant >= settings.MMW_MAX_MEMORIES_PER_TENANT:
+        raise Forbidden("maximum number of memories exceeded for tenant", code="limit_exceeded")
+
+
+def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
+    MemoryRelation.objects.bulk_create(
+        [MemoryRelation(from_memory=memory, to_memory_id=i, relation="derived_from", score=1.0) for i in derived],
+        ignore_conflicts=True,
+    )
+
+
+def _remember_answer(principal: Principal, memory: Memory, redactions: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "id": str(memory.id),
+        **envelope(principal, memory.workspace.name),
+        "scope": memory.scope,
+        "status": "unverified",
+        "source_id": memory.source_id,
+        "source_hash": memory.source_hash,
+        "derived_from": [str(i) for i in memory.derived_from],
+        "fact_key": memory.fact_key,
+        "version": memory.version,
+        "visibility": memory.visibility,
+        "expires_at": _iso(memory.expires_at),
+        "redactions": redactions,
+        "created_at": _iso(memory.created_at),
+    }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _advisory_lock(namespace: str, key: str) -> None:
+    """A transaction-scoped PostgreSQL advisory lock on (namespace, key)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            [zlib.crc32(namespace.encode()) & 0x7FFFFFFF, _signed32(zlib.crc32(key.encode()))],
+        )
+
+
+def _signed32(value: int) -> int:
+    return value - (1 << 32) if value >= (1 << 31) else value
+
+
+# --- forget -----------------------------------------------------------------------------
+
+
+def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Soft-delete by id or by source: only live records the caller can read; relations go too.
+
+    A missing record is not an error (``forgotten: false`` / ``forgotten_count: 0``)."""
+    values = inputs.parse(inputs.FORGET, payload)
+    memory_id, source_id, workspace_name = values["memory_id"], values["source_id"], values["workspace"]
+    if memory_id is None and source_id is None:
+        raise InvalidInput("Either memory_id or source_id must be provided")
+    if memory_id is not None and source_id is not None:
+        raise InvalidInput("Provide only one of memory_id and source_id: forgetting by source must be explicit")
+    if not workspace_name.strip():
+        raise InvalidInput("workspace and scope must not be empty")
+    if workspace_name == ALL and source_id is not None:
+        raise InvalidInput("forget by source_id needs one workspace, not '*'")
+    gate.check_rate(principal)
+    state = WorkspaceState(ALL, None) if workspace_name == ALL else workspace_state(principal, workspace_name)
+    state.raise_problem()
+    if SCOPE_WRITE not in principal.scopes:
+        raise Forbidden("403 Forbidden: key lacks memory:write")
+    if not principal.membership.may_write:
+        raise Forbidden("membership may not write in this organization")
+    gate.ensure_may_write(principal)
+    with transaction.atomic():
+        if memory_id is not None:
+            return _forget_one(principal, memory_id, state)
+        return _forget_source(principal, source_id, state)
+
+
+def _forget_one(principal: Principal, memory_id: str, state: WorkspaceState) -> dict[str, Any]:
+    """Forget one record of the given workspace (``*``: of any workspace of the project)."""
+    target = _parse_uuid(memory_id)
+    record = None
+    if target is not None and (state.workspace is not None or state.name == ALL):
+        records = Memory.objects.visible_to(principal).filter(forgotten_at__isnull=True, id=target)
+        if state.workspace is not None:
+            records = records.filter(workspace=state.workspace)
+        record = records.select_for_update().select_related("workspace").first()
+    forgotten = record is not None and _soft_delete(principal, [record], by="id") == 1
+    name = record.workspace.name if record is not None else state.name
+    return {
+        "id": memory_id,
+        "forgotten": forgotten,
+        **envelope(principal, name),
+        "at": timezone.now().isoformat(),
+    }
+
+
+def _forget_source(principal: Principal, source_id: str, state: WorkspaceState) -> dict[str, Any]:
+    count = 0
+    if state.workspace is not None:
+        records = list(
+            Memory.objects.visible_to(principal)
+            .filter(forgotten_at__isnull=True, workspace=state.workspace, source_id=source_id)
+            .select_for_update()
+        )
+        count = _soft_delete(principal, records, by="source_id")
+    return {
+        "source_id": source_id,
+        "forgotten_count": count,
+        **envelope(principal, state.name),
+        "at": timezone.now().isoformat(),
+    }
+
+
+def _soft_delete(principal: Principal, records: list[Memory], *, by: str) -> int:
+    if not records:
+        return 0
+    ids = [r.id for r in records]
+    now = timezone.now()
+    count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(
+        forgotten_at=now, forgotten_by=principal.user
+    )
+    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
+    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    audit_record(
+        action="memory.forgotten",
+        account=principal.account,
+        actor_user=principal.user,
+        actor_key=principal.api_key,
+        target_type="memory",
+        target_id=str(ids[0]) if len(ids) == 1 else "",
+        data={"by": by, "ids": [str(i) for i in ids], "project": str(principal.project.pk)},
+    )
+    return count
+
+
+def _parse_uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+__all__ = ["API_VERSION", "MMWError", "memory_forget", "memory_remember"]

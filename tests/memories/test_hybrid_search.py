@@ -1,0 +1,100 @@
+"""Hybrid ranking: meaning (pgvector) and keywords (full text), fused; filters stay exact."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from memories import embedding
+from memories.models import Memory
+from memories.search import Hit, fuse, keyword_tsquery
+from memories.vector_index import index_name
+from tests.conftest import Tenancy
+from tests.memories.rest import Api
+
+pytestmark = pytest.mark.django_db
+
+FACTS = {
+    "ru": "Стейджинговая база данных — PostgreSQL 15 в регионе eu-west-3, без реплик.",
+    "fr": "Les sauvegardes de la base de production sont conservées trente jours sur S3.",
+    "en": "The on-call engineer is paged only for customer-facing outages.",
+    "distractor": "Frontend builds use Vite and run on every pull request.",
+}
+
+
+def remember_all(api: Api) -> dict[str, str]:
+    return {name: api.ok_remember(content=text)["id"] for name, text in FACTS.items()}
+
+
+def test_remember_stores_the_current_models_vector(tenancy: Tenancy) -> None:
+    answer = Api(tenancy.alice.key).ok_remember(content="vectors are stored with their model id")
+    record = Memory.objects.get(id=answer["id"])
+    backend = embedding.current()
+    assert record.embedding_model == backend.model_id
+    assert record.embedding is not None
+    assert len(record.embedding) == backend.dim
+
+
+def test_the_models_hnsw_index_exists() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", [index_name(embedding.current().model_id)]
+        )
+        row = cursor.fetchone()
+    assert row is not None
+    assert "hnsw" in row[0]
+    assert "vector_cosine_ops" in row[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("which PostgreSQL version does the staging database run?", "ru"),
+        ("how long are production backups kept?", "fr"),
+        ("когда будят дежурного инженера?", "en"),
+    ],
+)
+def test_cross_lingual_queries_find_the_fact_first(tenancy: Tenancy, query: str, expected: str) -> None:
+    api = Api(tenancy.alice.key)
+    ids = remember_all(api)
+    results = api.search(query=query)["results"]
+    assert results[0]["id"] == ids[expected]
+
+
+def test_exact_keyword_still_wins_for_identifiers(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    remember_all(api)
+    target = api.ok_remember(content="Error E4012 means the Stripe webhook secret is wrong")["id"]
+    assert api.search(query="E4012")["results"][0]["id"] == target
+
+
+def test_filters_apply_before_ranking_so_selective_filters_keep_recall(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    for i in range(30):
+        api.ok_remember(content=f"backup policy note number {i} for the production database")
+    tagged = api.ok_remember(content="the backup policy for the billing database", tags=["billing"])["id"]
+    results = api.search(query="backup policy database", tags=["billing"])["results"]
+    assert [r["id"] for r in results] == [tagged]
+
+
+def test_fusion_rewards_agreement_between_rankers() -> None:
+    a, b, c = (Memory(content=x) for x in "abc")
+    for m, ts in zip((a, b, c), (1, 2, 3), strict=True):
+        m.created_at = __import__("datetime").datetime.fromtimestamp(ts, tz=__import__("datetime").UTC)
+    fused = fuse([([Hit(a, 1), Hit(b, 1)], 1.0), ([Hit(b, 1), Hit(c, 1)], 1.0)], 3)
+    assert [h.memory for h in fused] == [b, a, c]
+    assert fused[0].score <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("the deploy", "deploy:*"),
+        ("PG 15", "pg | 15"),
+        ("что такое репликация", "такое:* | репликация:*"),
+        ("'; DROP TABLE x; --", "drop:* | table:* | x"),
+        ("the a of", None),
+    ],
+)
+def test_keyword_query_keeps_only_words(query: str, expected: str | None) -> None:
+    assert keyword_tsquery(query) == expected
