@@ -51,3 +51,48 @@ def embed_query(text: str) -> tuple[list[float], EmbeddingBackend] | None:
     except EmbeddingError:
         logger.exception("query embedding failed; searching by keywords only")
         return None
+
+
+def ensure_embedded(memory_id: Any) -> bool:
+    """Give one live record the current model's vector if it lacks it (remote/slow backends,
+    or a model change). Runs in the archivist's task, so the outbox sweep retries it.
+    Returns whether a vector was written."""
+    from memories.models import Memory
+
+    backend = current()
+    row = (
+        Memory.objects.filter(id=memory_id, forgotten_at__isnull=True)
+        .exclude(embedding_model=backend.model_id)
+        .values_list("content", flat=True)
+        .first()
+    )
+    if row is None:
+        return False
+    try:
+        vector = backend.embed_documents([row[:MAX_EMBEDDED_CHARS]])[0]
+    except EmbeddingError:
+        logger.exception("background embedding failed for %s; keyword search still covers it", memory_id)
+        return False
+    Memory.objects.filter(id=memory_id).update(embedding=vector, embedding_model=backend.model_id)
+    return True
+
+
+def reembed_batch(backend: EmbeddingBackend, batch_size: int) -> int:
+    """Embed the next ``batch_size`` live records not yet on ``backend``'s model; return how many.
+
+    Selecting by "not on this model" makes the whole move resumable: an interrupted run simply
+    continues with what is left."""
+    from memories.models import Memory
+
+    rows = list(
+        Memory.objects.filter(forgotten_at__isnull=True)
+        .exclude(embedding_model=backend.model_id)
+        .order_by("id")
+        .values_list("id", "content")[:batch_size]
+    )
+    if not rows:
+        return 0
+    vectors = backend.embed_documents([content[:MAX_EMBEDDED_CHARS] for _, content in rows])
+    for (memory_id, _), vector in zip(rows, vectors, strict=True):
+        Memory.objects.filter(id=memory_id).update(embedding=vector, embedding_model=backend.model_id)
+    return len(rows)

@@ -26,7 +26,7 @@ from kombu import pools
 
 from accounts.models import Account
 from accounts.services import audit_record
-from memories import archivist
+from memories import archivist, embedding
 from memories.models import IdempotencyRecord, Memory, MemoryRelation
 from mmw.celery import app
 
@@ -55,7 +55,11 @@ BREAKER_SECONDS = 5.0
     max_retries=8,
 )
 def archive_memory(memory_id: str) -> str:
-    """Relate one record to its neighbours (see ``memories.archivist``). Idempotent."""
+    """Relate one record to its neighbours (see ``memories.archivist``). Idempotent.
+
+    A record stored without the current model's vector (a remote embedding backend, or a model
+    change) is embedded first, so the outbox sweep covers embedding too."""
+    embedding.ensure_embedded(memory_id)
     outcome = archivist.archive(memory_id)
     logger.info("archivist %s: %s", memory_id, outcome)
     return outcome
