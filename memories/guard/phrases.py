@@ -179,6 +179,15 @@ class Phrase:
     def squashed(self) -> re.Pattern[bytes]:
         return re.compile(self.squashed_source)
 
+    @cached_property
+    def squashed_heads(self) -> tuple[bytes, ...]:
+        """The first five bytes of each first alternative written without separators."""
+        return tuple(b"".join(w.literal for w in alt.words)[:5] for alt in self.elements[0].alts)
+
+    def squashed_gate(self, views: Views) -> bool:
+        grams = views.run_grams
+        return any(head in grams if len(head) == 5 else head in views.spaced_runs for head in self.squashed_heads)
+
     @classmethod
     def of(cls, *elements: Element, anchor: int = 0) -> Phrase:
         """``anchor``: index of a required element with rarer words than the first one; the phrase
@@ -316,7 +325,7 @@ class PhraseSet:
                 yield UNLOCATED
             runs = views.spaced_runs
             for phrase in self.phrases:
-                if phrase.squashed.search(runs):
+                if phrase.squashed_gate(views) and phrase.squashed.search(runs):
                     yield UNLOCATED
 
     def _find(self, views: Views) -> Iterator[tuple[int, int]]:

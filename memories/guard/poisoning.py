@@ -139,8 +139,9 @@ def role_tags(views: Views) -> Iterator[Span]:
     fold = views.fold
     if b"##" in fold:
         for match in _ROLE_HEADER.finditer(fold):
-            line_start = fold.rfind(b"\n", 0, match.start()) + 1
-            if not fold[line_start : match.start()].strip(b" \t#"):
+            before = fold[max(0, match.start() - 16) : match.start()]  # bounded: no rescan of long lines
+            line_start = before.rfind(b"\n") + 1
+            if (line_start > 0 or match.start() <= 16) and not before[line_start:].strip(b" \t#"):
                 yield match.span()  # "### System:" opening a line
     if b"inst]" in fold:
         for match in _INST_TAG.finditer(fold):

@@ -8,6 +8,7 @@ a nested unbounded quantifier, and repetitions that could meet a long run are po
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -231,12 +232,6 @@ _SSHPASS = re.compile(
 )
 
 
-def _line(text: str, at: int) -> tuple[int, int]:
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return start, len(text) if end == -1 else end
-
-
 _CLI_WORDS = frozenset((b"curl", b"wget", b"mysql", b"mysqldump", b"mysqladmin", b"mariadb", b"sshpass"))
 
 
@@ -244,24 +239,39 @@ def _has_mysql(words: frozenset[bytes]) -> bool:
     return not words.isdisjoint((b"mysql", b"mysqldump", b"mysqladmin"))
 
 
+def _lines(views: Views, needle: bytes) -> list[tuple[int, int, list[int]]]:
+    """(start, end, offsets) of each line holding ``needle``: line bounds come from one sorted
+    list of newline offsets (bisect), so a long line with many occurrences is not rescanned."""
+    newlines = views.positions(b"\n")
+    lines: dict[int, tuple[int, int, list[int]]] = {}
+    for at in views.positions(needle):
+        i = bisect.bisect_left(newlines, at)
+        start = newlines[i - 1] + 1 if i > 0 else 0
+        end = newlines[i] if i < len(newlines) else len(views.text)
+        lines.setdefault(start, (start, end, []))[2].append(at)
+    return list(lines.values())
+
+
 def cli_credentials(views: Views) -> Iterator[Span]:
     """``curl -u user:password``, ``mysql -pPASSWORD`` and ``sshpass -p PASSWORD``."""
     text, lower, words = views.text, views.lower, views.words
     if words.isdisjoint(_CLI_WORDS):
         return
-    for needle in (b"-u ", b"--user") if not words.isdisjoint((b"curl", b"wget")) else ():
-        for at in views.positions(needle):
-            line_start, line_end = _line(text, at)
-            line = lower[line_start:line_end]
-            if b"curl" in line or b"wget" in line or b"http" in line:
-                match = _CURL_USER.match(text, at)
-                if match is not None and looks_like_password(match.group("secret")):
-                    yield match.span("secret")
+    if not words.isdisjoint((b"curl", b"wget")):
+        for needle in (b"-u ", b"--user"):
+            for start, end, offsets in _lines(views, needle):
+                line = lower[start:end]
+                if b"curl" in line or b"wget" in line or b"http" in line:
+                    for at in offsets:
+                        match = _CURL_USER.match(text, at)
+                        if match is not None and looks_like_password(match.group("secret")):
+                            yield match.span("secret")
     for needle in (b"mysql", b"mariadb", b"sshpass"):
-        for at in views.positions(needle) if needle in words or (needle == b"mysql" and _has_mysql(words)) else ():
-            line_start, line_end = _line(text, at)
-            pattern = _SSHPASS if needle == b"sshpass" else _MYSQL_P
-            for match in pattern.finditer(text, at, line_end):
+        if needle not in words and not (needle == b"mysql" and _has_mysql(words)):
+            continue
+        pattern = _SSHPASS if needle == b"sshpass" else _MYSQL_P
+        for _start, end, offsets in _lines(views, needle):
+            for match in pattern.finditer(text, offsets[0], end):  # each line scanned once
                 group = next(g for g in ("sq", "dq", "bare") if match.group(g) is not None)
                 if looks_like_password(match.group(group)):
                     yield match.span(group)
@@ -281,7 +291,7 @@ _VALUE = (
     rb"|(?P<bare>[^\s\"'`,;&<>(){}\[\]]{1,256}))"
 )
 _PROSE_SEPS = frozenset({b"is", b"was", b"est", b"ist", b"es", b"equals", b"is set to"})
-_REST_OF_LINE_OK = re.compile(r"[ \t]*+(?:#[^\n]*+)?(?:\r?\n|$)|[ \t]*+[,}]")
+_REST_OF_LINE_OK = re.compile(r"[ \t]*+(?:#|\r?\n|$|[,}])")  # a comment, the end of the line, or a flow map
 
 
 _NAME_BACKWARDS = re.compile(rb"[a-z0-9_.$@ \-]{0,24}")

@@ -312,6 +312,13 @@ class Views:
         return Views.from_fold(collapsed)
 
     @cached_property
+    def run_grams(self) -> frozenset[bytes]:
+        """Every 5-byte substring of :attr:`spaced_runs` (a gate for the squashed patterns; only
+        computed for letter-spaced text)."""
+        runs = self.spaced_runs
+        return frozenset(runs[i : i + 5] for i in range(max(0, len(runs) - 4)))
+
+    @cached_property
     def spaced_runs(self) -> bytes:
         """Only the collapsed letter-spaced runs, one per line (for runs with no word gaps)."""
         return b"\n".join(m.group().translate(None, b" .-_*\t") for m in _SPACED_RUN.finditer(self.fold))

@@ -196,6 +196,11 @@ PATHOLOGICAL = {
     "password-colon-spaces": ("password:" + " " * 500) * 190,
     "aws-secret-spaces": "aws_secret_access_key" + " " * 100_000 + "#",
     "key-flag-spaces": ("--api-key" + " " * 1_000) * 95,
+    # found by a sweep of anchor x filler x repetition: per-occurrence rescans of one long line
+    "mysql-one-line": "mysql -p=#" * 10_000,
+    "curl-one-line": "curl -u " * 12_000,
+    "role-header-mid-line": "x ### system: " * 7_000,
+    "yaml-comment-one-line": "password: abcd1 #" * 6_000,
 }
 
 
