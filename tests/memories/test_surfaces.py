@@ -108,3 +108,21 @@ def test_the_same_input_gives_the_same_answer_on_both_surfaces(live_server: Live
     assert not is_error
     assert via_mcp == via_rest
     assert [r["id"] for r in via_rest["results"]] == [saved["id"]]
+
+
+def test_the_guard_redacts_secrets_on_both_surfaces(live_server: LiveServer, tenancy: Tenancy) -> None:
+    from memories.models import Memory
+
+    key = tenancy.alice.key
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    args = {"content": f"CI pushes with token {secret}", "tags": [f"token:{secret}"]}
+    is_error, via_mcp = mcp_call(live_server, key, "remember", args)
+    via_rest = rest(live_server, key, "POST", API + "/memories", json=args).json()
+    assert not is_error
+    assert isinstance(via_mcp, dict)
+    for answer in (via_mcp, via_rest):
+        stored = Memory.objects.get(id=answer["id"])
+        assert secret not in stored.content
+        assert secret not in " ".join(stored.tags)
+        assert "[REDACTED:" in stored.content
+        assert {r["field"] for r in answer["redactions"]} == {"content", "tags"}
