@@ -318,24 +318,47 @@ def rss_mb() -> float:
 
 
 def probe_load(name: str) -> None:
-    """Subprocess entry: cold load time and resident memory of one backend, as JSON."""
+    """Subprocess entry: load cost, resident memory and single-thread CPU cost, as JSON.
+
+    The process runs with one BLAS/OpenMP thread, so CPU time per text is the model's
+    compute cost, unaffected by other load on the machine (wall-clock latencies are not).
+    """
     before = rss_mb()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     backend = get_backend(name)
     backend.embed_documents(["warm-up"])
-    load_s = time.perf_counter() - start
+    load_s, load_cpu = time.perf_counter() - start, time.process_time() - cpu
     loaded = rss_mb()
+    locomo = load_locomo(LOCOMO)
+    docs = [d for s in locomo for d in s.docs][:100]
+    queries = [q for s in locomo for q in s.queries][:100]
+    cpu = time.process_time()
+    for doc in docs:
+        backend.embed_documents([doc])
+    doc_cpu = (time.process_time() - cpu) * 1000 / len(docs)
+    cpu = time.process_time()
+    for query in queries:
+        backend.embed_query(query)
+    query_cpu = (time.process_time() - cpu) * 1000 / len(queries)
     backend.embed_documents([f"sentence number {i} about something" for i in range(256)])
-    print(json.dumps({"load_s": load_s, "rss_loaded": loaded - before, "rss_batch": rss_mb() - before}))
+    print(
+        json.dumps({
+            "load_s": load_s, "load_cpu": load_cpu,
+            "rss_loaded": loaded - before, "rss_batch": rss_mb() - before,
+            "doc_cpu_ms": doc_cpu, "query_cpu_ms": query_cpu,
+        })
+    )  # fmt: skip
 
 
 def measure_load(name: str) -> dict[str, float]:
+    single = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     out = subprocess.run(
         [sys.executable, __file__, "--probe-load", name],
         check=True,
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env={**os.environ, **single},
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -426,7 +449,9 @@ def main() -> None:
             speed = measure_speed(backend, speed_texts, speed_queries)
             speed_rows.append([
                 name, backend.model_id, str(backend.dim), str(backend.local),
-                f"{load['load_s']:.2f}", f"{load['rss_loaded']:.0f} / {load['rss_batch']:.0f}",
+                f"{load['load_s']:.2f} / {load['load_cpu']:.2f}",
+                f"{load['rss_loaded']:.0f} / {load['rss_batch']:.0f}",
+                f"{load['doc_cpu_ms']:.1f} / {load['query_cpu_ms']:.1f}",
                 f"{speed['sent_s']:.0f}",
                 f"{speed['doc_p50']:.1f} / {speed['doc_p95']:.1f}",
                 f"{speed['query_p50']:.1f} / {speed['query_p95']:.1f}",
@@ -439,8 +464,9 @@ def main() -> None:
     if speed_rows:
         print("\nSpeed and memory (docs: LoCoMo turns, ~40 tokens; queries: LoCoMo questions)\n")
         print(table(
-            ["backend", "model_id", "dim", "local", "cold load s", "RSS MB loaded / +256 batch",
-             "docs/s (batches)", "1 doc p50 / p95 ms", "1 query p50 / p95 ms"],
+            ["backend", "model_id", "dim", "local", "cold load s wall / CPU", "RSS MB loaded / +256 batch",
+             "1-thread CPU ms per doc / query", "docs/s (batches)", "1 doc p50 / p95 ms",
+             "1 query p50 / p95 ms"],
             speed_rows,
         ))  # fmt: skip
     if quality_rows:

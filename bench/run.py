@@ -271,7 +271,7 @@ def _latency_tables(lat: dict[str, Any]) -> list[str]:
         "and size, interleaved; ms p50 / p95)",
         "",
     ]
-    for variant in points[0]["variants"]:
+    for variant in dict.fromkeys(v for p in points for v in p["variants"]):
         ops = [
             "REST search",
             "MCP search",
@@ -284,7 +284,7 @@ def _latency_tables(lat: dict[str, Any]) -> list[str]:
         ]
         header = ["records", *ops, "REST search p95 / floor p50", "ingest rec/s (4 clients)"]
         rows = []
-        for p in points:
+        for p in (p for p in points if variant in p["variants"]):
             v = p["variants"][variant]
             stats = v["latency_ms"]
             cells = [f"{stats[o]['p50']:.1f} / {stats[o]['p95']:.1f}" for o in ops]

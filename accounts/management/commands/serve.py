@@ -6,6 +6,7 @@ Each runs as its own child process; when one dies or the command is interrupted,
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -46,7 +47,7 @@ class Command(BaseCommand):
                 "--concurrency=2",
             ]
             commands["beat"] = [sys.executable, "-m", "celery", "-A", "mmw", "beat", "--loglevel=INFO"]
-        children = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}  # noqa: S603 - our own argv
+        children = {name: subprocess.Popen(cmd, env=_child_env()) for name, cmd in commands.items()}  # noqa: S603
         self.stdout.write(_banner(host, port))
         stopping = False
 
@@ -66,6 +67,15 @@ class Command(BaseCommand):
             time.sleep(0.2)
         _terminate(list(children.values()))
         sys.exit(exit_code)
+
+
+def _child_env() -> dict[str, str]:
+    """One BLAS/OpenMP thread per process unless the operator says otherwise: requests already
+    run concurrently, and oversubscribed BLAS threads halved search throughput in bench/."""
+    env = dict(os.environ)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(name, "1")
+    return env
 
 
 def _web(host: str, port: int, workers: int) -> list[str]:
