@@ -47,7 +47,6 @@ def ensure_running(pgdata: Path) -> dict[str, Any]:
         "PASSWORD": "",
         "HOST": host,
         "PORT": "",
-        "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
     }
 

@@ -73,9 +73,13 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "")
 DATABASES: dict[str, Any]
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
 else:
     DATABASES = {"default": embedded_pg.ensure_running(DATA_DIR / "pg")}
+# Persistent connections are per thread; under ASGI (and the MCP endpoint's worker threads) they
+# pile up until PostgreSQL refuses clients (seen in bench/ as "too many clients already").
+# Default 0 = one connection per request; use a pooler (pgbouncer) in production for reuse.
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("MMW_DB_CONN_MAX_AGE", 0, minimum=0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
