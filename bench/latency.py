@@ -307,13 +307,13 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
 
 def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) -> dict[str, dict[str, float]]:
     """Bench-only, in-process (no HTTP): where ``search`` and ``remember`` spend their time, and
-    what two candidate fixes outside the tuning constants would save. Each variant patches the
+    what candidate fixes outside the tuning constants would save. Each variant patches the
     module for its own calls only; calls are interleaved.
 
     - search, as is: ``selectors.memory_search``;
     - search, candidates without ``embedding``: the ranked querysets ``.defer("embedding")`` (the
-      vectors of 2 x 50 candidates are fetched and parsed, then never used);
-    - search, + ``select_related("author", "api_key")``: ``present`` reads both per result (N+1);
+      vectors of 2 x MIN_CANDIDATES candidates are fetched and parsed, then never used);
+    - keyword_hits with the query terms that match > 5 % of rows dropped (``frequent_terms_dropped``);
     - parts: ``embed_query``, ``keyword_hits``, ``dense_hits``, ``present``, a floor call;
     - remember, as is / without ``_check_technical_limits`` (two ``count(*)`` per write, O(n)).
     """
@@ -324,14 +324,12 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
+    _TERM_FREQUENCIES.clear()  # the statistics of this size
     original_hybrid = search.hybrid_hits
     original_limits = services._check_technical_limits
 
     def deferred(candidates: Any, query: str, limit: int) -> Any:
         return original_hybrid(candidates.defer("embedding"), query, limit)
-
-    def deferred_related(candidates: Any, query: str, limit: int) -> Any:
-        return original_hybrid(candidates.defer("embedding").select_related("author", "api_key"), query, limit)
 
     def run_search(patch: Any) -> None:
         search.hybrid_hits = patch
@@ -351,6 +349,14 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     qs = selectors._scoped(principal, "default")
     assert qs is not None
     hits = original_hybrid(qs, texts.query(), 10)
+    original_tsquery = search.keyword_tsquery
+
+    def run_keyword_dropped(share: float) -> None:
+        search.keyword_tsquery = frequent_terms_dropped(original_tsquery, share)
+        try:
+            search.keyword_hits(qs, texts.query(), 200)
+        finally:
+            search.keyword_tsquery = original_tsquery
 
     def parts_present() -> None:
         selectors.present(principal, [h.memory for h in hits], [h.score for h in hits])
@@ -359,10 +365,14 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
         "floor: list_workspaces": lambda: selectors.workspace_list(principal=principal),
         "search, as is": lambda: run_search(original_hybrid),
         "search, candidates without embedding": lambda: run_search(deferred),
-        "search, + select_related author/api_key": lambda: run_search(deferred_related),
         "part: embed_query": lambda: embedding.embed_query(texts.query()),
         "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50),
+        "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100),
+        "part: keyword_hits (200)": lambda: search.keyword_hits(qs, texts.query(), 200),
+        "part: keyword_hits (200), terms in > 5% of rows dropped": lambda: run_keyword_dropped(0.05),
         "part: dense_hits (50)": lambda: search.dense_hits(qs, texts.query(), 50),
+        "part: dense_hits (100)": lambda: search.dense_hits(qs, texts.query(), 100),
+        "part: dense_hits (200)": lambda: search.dense_hits(qs, texts.query(), 200),
         "part: present (10 results)": parts_present,
         "remember, as is": lambda: run_remember(False),
         "remember, without technical-limit counts": lambda: run_remember(True),
@@ -378,6 +388,43 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     out = {name: common.summary_ms(values) for name, values in samples.items()}
     log(f"in-process breakdown: {out}")
     return out
+
+
+_TERM_FREQUENCIES: dict[str, float] = {}
+
+
+def frequent_terms_dropped(tsquery: Callable[[str], str | None], share: float) -> Callable[[str], str | None]:
+    """A proposal, for measurement: ``keyword_tsquery`` without the terms that match more than
+    ``share`` of the rows, judged by the planner's statistics of ``search_document`` (its most
+    common lexemes, free to read after ANALYZE; table-wide, not per workspace). If every term is
+    that frequent, the rarest stays."""
+    from django.db import connection
+
+    if not _TERM_FREQUENCIES:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE tablename = 'memories_memory' AND attname = 'search_document'"
+            )
+            row = cursor.fetchone()
+        if row and row[0]:
+            _TERM_FREQUENCIES.update(zip(row[0], row[1], strict=False))
+
+    def frequency(term: str) -> float:
+        if term.endswith(":*"):
+            stem = term[:-2]
+            return min(1.0, sum(f for lexeme, f in _TERM_FREQUENCIES.items() if lexeme.startswith(stem)))
+        return _TERM_FREQUENCIES.get(term, 0.0)
+
+    def build(query: str) -> str | None:
+        built = tsquery(query)
+        if built is None:
+            return None
+        terms = built.split(" | ")
+        kept = [t for t in terms if frequency(t) <= share] or [min(terms, key=frequency)]
+        return " | ".join(kept)
+
+    return build
 
 
 def _execution_ms(plan: str) -> float | None:

