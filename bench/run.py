@@ -319,7 +319,7 @@ def _latency_tables(lat: dict[str, Any]) -> list[str]:
             [n, *(f"{p['inprocess'][n]['p50']:.1f} / {p['inprocess'][n]['p95']:.1f}" for p in points)] for n in names
         ]
         lines += [
-            "### In-process breakdown (no HTTP; bench-only patches for the two candidate fixes; ms p50 / p95)",
+            "### In-process breakdown (no HTTP; bench-only patches for candidate fixes; ms p50 / p95)",
             "",
             markdown_table(["operation", *(f"{p['size']:,}" for p in points)], rows),
             "",
