@@ -284,7 +284,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
     for q in asked:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off")
-            exact.append([str(h.memory.id) for h in search.dense_hits(qs, q, 10)])
+            exact.append([str(h.id) for h in search.dense_hits(qs, q, 10)])
     original = search.EF_SEARCH
     out = []
     try:
@@ -295,7 +295,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
                 start = time.perf_counter()
                 hits = search.dense_hits(qs, q, max(search.MIN_CANDIDATES, 40))
                 times.append((time.perf_counter() - start) * 1000)
-                recall.append(len({str(h.memory.id) for h in hits[:10]} & set(truth)) / max(1, len(truth)))
+                recall.append(len({str(h.id) for h in hits[:10]} & set(truth)) / max(1, len(truth)))
             out.append(
                 {"ef_search": ef, **common.summary_ms(times), "recall@10_vs_exact": round(sum(recall) / len(recall), 3)}
             )
@@ -311,8 +311,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     module for its own calls only; calls are interleaved.
 
     - search, as is: ``selectors.memory_search``;
-    - search, candidates without ``embedding``: the ranked querysets ``.defer("embedding")`` (the
-      vectors of 2 x MIN_CANDIDATES candidates are fetched and parsed, then never used);
     - keyword_hits with the query terms that match > 5 % of rows dropped (``frequent_terms_dropped``);
     - parts: ``embed_query``, ``keyword_hits``, ``dense_hits``, ``present``, a floor call;
     - remember, as is / without ``_check_technical_limits`` (two ``count(*)`` per write, O(n)).
@@ -327,9 +325,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     _TERM_FREQUENCIES.clear()  # the statistics of this size
     original_hybrid = search.hybrid_hits
     original_limits = services._check_technical_limits
-
-    def deferred(candidates: Any, query: str, limit: int) -> Any:
-        return original_hybrid(candidates.defer("embedding"), query, limit)
 
     def run_search(patch: Any) -> None:
         search.hybrid_hits = patch
@@ -364,7 +359,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     ops: dict[str, Callable[[], object]] = {
         "floor: list_workspaces": lambda: selectors.workspace_list(principal=principal),
         "search, as is": lambda: run_search(original_hybrid),
-        "search, candidates without embedding": lambda: run_search(deferred),
         "part: embed_query": lambda: embedding.embed_query(texts.query()),
         "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50),
         "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100),
@@ -441,7 +435,7 @@ class Variant:
     blas_threads: int | None
 
 
-VARIANTS = (Variant("as shipped", None), Variant("BLAS 1 thread", 1))
+VARIANTS = (Variant("as shipped", None),)  # serve already caps BLAS at one thread
 
 
 def run(data_dir: Path, sizes: Sequence[int], calls: int, ingest_calls: int, backend: str = "use") -> dict[str, Any]:

@@ -465,7 +465,7 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
 
         search.STOP_WORDS, search.keyword_tsquery = stop, tsquery
         try:
-            return [(keys[str(h.memory.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH)]
+            return [(keys[str(h.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH)]
         finally:
             search.STOP_WORDS, search.keyword_tsquery = original_stop, original_tsquery
 
@@ -481,7 +481,7 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
             for name, (stop, drop) in variants.items():
                 out["keyword"][name][q.qid] = keyword(qs, q.text, stop, drop, q.workspace)
             dense = search.dense_hits(qs, q.text, SWEEP_DEPTH)
-            out["dense"][q.qid] = [(keys[str(h.memory.id)], h.score) for h in dense]
+            out["dense"][q.qid] = [(keys[str(h.id)], h.score) for h in dense]
     connection.close()
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(out))
@@ -493,18 +493,15 @@ class Replay:
 
     def __init__(self, data: Dataset) -> None:
         import datetime as dt
-        from types import SimpleNamespace
 
         base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
         # created_at is the fusion's tie-break (newer first): insertion order, as through REST.
-        self.records = {
-            d.key: SimpleNamespace(id=d.key, created_at=base + dt.timedelta(seconds=i)) for i, d in enumerate(data.docs)
-        }
+        self.created = {d.key: base + dt.timedelta(seconds=i) for i, d in enumerate(data.docs)}
 
     def hits(self, ranked: Ranked) -> list[Any]:
-        from memories.search import Hit
+        from memories.search import Candidate
 
-        return [Hit(memory=self.records[k], score=s) for k, s in ranked]  # type: ignore[arg-type]
+        return [Candidate(k, s, self.created[k]) for k, s in ranked]  # type: ignore[arg-type]
 
     def fuse(self, lists: Sequence[tuple[list[Any], float]], constants: dict[str, float]) -> list[str]:
         from memories import search
@@ -513,7 +510,7 @@ class Replay:
         for name, value in constants.items():
             setattr(search, name, value)
         try:
-            return [h.memory.id for h in search.fuse(list(lists), LIMIT)]
+            return [h.id for h in search.fuse(list(lists), LIMIT)]
         finally:
             for name, value in saved.items():
                 setattr(search, name, value)

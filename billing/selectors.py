@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
-from memories.models import Memory
+from memories.models import Memory, live_count
 
 State = Subscription.State
 
@@ -93,8 +93,9 @@ def organization_features_allowed(account: Account) -> bool:
 
 
 def live_records(project: Project) -> int:
-    """The records that count against the plan: every record not forgotten."""
-    return Memory.objects.filter(project=project, forgotten_at__isnull=True).count()
+    """The records that count against the plan: every record not forgotten (a trigger-kept
+    counter, memories.models.LiveCount: current as of the last committed write)."""
+    return live_count(project_id=project.pk)
 
 
 # --- usage -------------------------------------------------------------------------------

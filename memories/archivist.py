@@ -380,8 +380,11 @@ def candidates(record: Memory) -> list[Memory]:
     if record.fact_key is not None:
         for other in pool.filter(fact_key=record.fact_key).order_by("-version")[:SAME_KEY_CANDIDATES]:
             found[other.id] = other
-    for hit in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES):
-        found.setdefault(hit.memory.id, hit.memory)
+    keyword = [c.id for c in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES)]
+    loaded = pool.in_bulk(keyword)
+    for rid in keyword:
+        if rid in loaded:
+            found.setdefault(rid, loaded[rid])
     for other in _nearest(pool, record):
         found.setdefault(other.id, other)
     return list(found.values())

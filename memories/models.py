@@ -198,3 +198,29 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"idempotency {self.key[:16]} ({self.workspace_name})"
+
+
+class LiveCount(models.Model):
+    """How many live (not forgotten) records a workspace, project or account holds, so limits
+    are checked in O(1) instead of a ``count(*)`` over every record on every write.
+
+    Kept by PostgreSQL statement triggers on ``memories_memory`` (migration 0004): every insert,
+    update of ``forgotten_at``, delete and truncate, whichever code path issues it, adjusts the
+    rows in the same transaction (scopes in sorted order, so concurrent writers cannot deadlock
+    on them). Read-only to Python: ``live_count``."""
+
+    scope = models.CharField(primary_key=True, max_length=64)  # "w:<workspace id>", "p:<project id>", "a:<account id>"
+    records = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.scope}: {self.records}"
+
+
+def live_count(*, workspace_id: int | None = None, project_id: object = None, account_id: int | None = None) -> int:
+    """Live records of exactly one of a workspace, a project or an account (0 if it has none)."""
+    given = [(k, v) for k, v in (("w", workspace_id), ("p", project_id), ("a", account_id)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("name exactly one of workspace_id, project_id, account_id")
+    kind, value = given[0]
+    row = LiveCount.objects.filter(scope=f"{kind}:{value}").values_list("records", flat=True).first()
+    return int(row or 0)

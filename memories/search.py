@@ -1,12 +1,16 @@
 """Ranking for ``search``: keyword hits (PostgreSQL full text) and vector hits (pgvector HNSW),
-fused by weighted reciprocal rank. Filtering is the caller's queryset's job; both candidate
-lists are drawn from that same filtered queryset, so a filter never loses recall to ranking.
+fused by z-normalised scores. Filtering is the caller's queryset's job; both candidate lists are
+drawn from that same filtered queryset, so a filter never loses recall to ranking.
+
+The rankers return light ``Candidate`` rows (id, score, created_at), hundreds of them; only the
+``limit`` winners of the fusion are loaded as ``Memory`` objects (without their vectors).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import datetime as dt
 import uuid
 from dataclasses import dataclass
 
@@ -46,20 +50,32 @@ EF_SEARCH = 100
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One ranker's (or the fusion's) verdict on one record: no content, no vector."""
+
+    id: uuid.UUID
+    score: float
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
 class Hit:
     memory: Memory
     score: float
 
 
 def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
-    """The best ``limit`` records of ``candidates`` for ``query``, by meaning and by keywords."""
+    """The best ``limit`` records of ``candidates`` for ``query``, by meaning and by keywords,
+    best first, loaded without their vectors."""
     depth = max(MIN_CANDIDATES, 4 * limit)
     keyword = keyword_hits(candidates, query, depth)
     dense = dense_hits(candidates, query, depth)
-    return fuse([(keyword, KEYWORD_WEIGHT), (dense, DENSE_WEIGHT)], limit)
+    winners = fuse([(keyword, KEYWORD_WEIGHT), (dense, DENSE_WEIGHT)], limit)
+    loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
+    return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
 
 
-def fuse(rankings: list[tuple[list[Hit], float]], limit: int) -> list[Hit]:
+def fuse(rankings: list[tuple[list[Candidate], float]], limit: int) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
     small reciprocal-rank term breaks ties. Unlike plain RRF, a keyword ranker that merely
@@ -67,22 +83,22 @@ def fuse(rankings: list[tuple[list[Hit], float]], limit: int) -> list[Hit]:
     docs/embeddings.md: cross-lingual R@5 .41 with RRF, .87-.90 with z-scores). Scaled to 0..1.
     """
     scores: dict[uuid.UUID, float] = {}
-    records: dict[uuid.UUID, Memory] = {}
+    created: dict[uuid.UUID, dt.datetime] = {}
     for ranking, _ in rankings:
-        for hit in ranking:
-            records.setdefault(hit.memory.id, hit.memory)
+        for c in ranking:
+            created.setdefault(c.id, c.created_at)
     for ranking, weight in rankings:
         if not ranking:
             continue
-        z = _z_scores([h.score for h in ranking])
+        z = _z_scores([c.score for c in ranking])
         floor = min(z)
-        seen = {h.memory.id: (rank, zi) for rank, (h, zi) in enumerate(zip(ranking, z, strict=True))}
-        for rid in records:
+        seen = {c.id: (rank, zi) for rank, (c, zi) in enumerate(zip(ranking, z, strict=True))}
+        for rid in created:
             rank, zi = seen.get(rid, (None, floor))
             tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
             scores[rid] = scores.get(rid, 0.0) + weight * zi + weight * tie_break
-    ordered = sorted(scores, key=lambda rid: (-scores[rid], -records[rid].created_at.timestamp()))[:limit]
-    return [Hit(records[rid], _squash(scores[rid])) for rid in ordered]
+    ordered = sorted(scores, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
+    return [Candidate(rid, _squash(scores[rid]), created[rid]) for rid in ordered]
 
 
 def _z_scores(values: list[float]) -> list[float]:
@@ -108,7 +124,7 @@ def keyword_tsquery(query: str) -> str | None:
     return " | ".join(dict.fromkeys(terms)) if terms else None
 
 
-def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
+def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
     """Full-text hits among ``candidates``, best first (ts_rank_cd, length-normalised)."""
     tsquery = keyword_tsquery(query)
     if tsquery is None:
@@ -117,12 +133,13 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[H
     ranked = (
         candidates.extra(where=[f"search_document @@ {tsq}"], params=[tsquery])  # noqa: S610 - params bound
         .annotate(rank=RawSQL(f"ts_rank_cd(search_document, {tsq}, 1)", (tsquery,), output_field=FloatField()))  # noqa: S611
-        .order_by("-rank", "-created_at")[:limit]
+        .order_by("-rank", "-created_at")
+        .values_list("id", "rank", "created_at")[:limit]
     )
-    return [Hit(memory=m, score=float(m.rank)) for m in ranked]
+    return [Candidate(rid, float(rank), created) for rid, rank, created in ranked]
 
 
-def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
+def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
     """Nearest records by cosine distance among ``candidates`` that carry the current model's
     vector. Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective
     filters (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k."""
@@ -134,11 +151,12 @@ def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit
     ranked = (
         candidates.filter(embedding_model=backend.model_id)
         .annotate(distance=CosineDistance(as_typed, vector))
-        .order_by("distance")[:limit]
+        .order_by("distance")
+        .values_list("id", "distance", "created_at")[:limit]
     )
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
         rows = list(ranked)
-    return [Hit(memory=m, score=1.0 - float(m.distance)) for m in rows]
+    return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]

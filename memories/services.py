@@ -23,7 +23,7 @@ from accounts.models import SCOPE_WRITE, Workspace
 from accounts.services import audit_record
 from billing import gate
 from memories import embedding, guard, inputs, rules, tasks
-from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility
+from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, PayloadTooLarge
@@ -221,12 +221,11 @@ def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], 
 
 
 def _check_technical_limits(principal: Principal, state: WorkspaceState) -> None:
+    """The operator's ceilings (settings), read from the trigger-kept ``LiveCount`` rows in O(1)."""
     if state.workspace is not None:
-        in_workspace = Memory.objects.filter(workspace=state.workspace, forgotten_at__isnull=True).count()
-        if in_workspace >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
+        if live_count(workspace_id=state.workspace.pk) >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
             raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
-    in_tenant = Memory.objects.filter(account=principal.account, forgotten_at__isnull=True).count()
-    if in_tenant >= settings.MMW_MAX_MEMORIES_PER_TENANT:
+    if live_count(account_id=principal.account.pk) >= settings.MMW_MAX_MEMORIES_PER_TENANT:
         raise Forbidden("maximum number of memories exceeded for tenant", code="limit_exceeded")
 
 

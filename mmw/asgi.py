@@ -7,6 +7,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmw.settings.base")
+# The web process pools its database connections (settings: DB_POOL_MAX_SIZE); an explicit
+# MMW_DB_POOL_MAX_SIZE=0 turns the pool off.
+os.environ.setdefault("MMW_DB_POOL_MAX_SIZE", "8")
 django_application = get_asgi_application()
 
 from mmw.routing import build_application  # noqa: E402  (needs Django set up first)

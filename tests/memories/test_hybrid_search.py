@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import uuid
+
 import pytest
 from django.db import connection
 
 from memories import embedding
 from memories.models import Memory
-from memories.search import Hit, fuse, keyword_tsquery
+from memories.search import Candidate, fuse, keyword_tsquery
 from memories.vector_index import index_name
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
@@ -78,11 +81,9 @@ def test_filters_apply_before_ranking_so_selective_filters_keep_recall(tenancy: 
 
 
 def test_fusion_rewards_agreement_between_rankers() -> None:
-    a, b, c = (Memory(content=x) for x in "abc")
-    for m, ts in zip((a, b, c), (1, 2, 3), strict=True):
-        m.created_at = __import__("datetime").datetime.fromtimestamp(ts, tz=__import__("datetime").UTC)
-    fused = fuse([([Hit(a, 1), Hit(b, 1)], 1.0), ([Hit(b, 1), Hit(c, 1)], 1.0)], 3)
-    assert [h.memory for h in fused] == [b, a, c]
+    a, b, c = (Candidate(uuid.uuid4(), 1.0, dt.datetime.fromtimestamp(ts, tz=dt.UTC)) for ts in (1, 2, 3))
+    fused = fuse([([a, b], 1.0), ([b, c], 1.0)], 3)
+    assert [h.id for h in fused] == [b.id, a.id, c.id]
     assert fused[0].score <= 1.0
 
 

