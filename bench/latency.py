@@ -236,7 +236,7 @@ def explain_search(tenant: common.Tenant, query: str, workspace: str, out: Path)
         selectors.memory_search(principal=principal, payload={"query": query, "workspace": workspace})
     statements = [q["sql"] for q in captured.captured_queries]
     dense = next((s for s in statements if "<=>" in s), None)
-    keyword = next((s for s in statements if "ts_rank_cd" in s), None)
+    keyword = next((s for s in statements if "search_document @@" in s), None)
     plans: dict[str, str] = {}
     for name, sql in (("dense", dense), ("keyword", keyword)):
         if sql is None:

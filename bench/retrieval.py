@@ -347,10 +347,9 @@ def evaluate(
 
 SWEEP_DEPTH = 200
 KEYWORD_WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
-RRF_KS = (10, 60)
+SPREAD_FLOORS = (0.0, 0.1, 0.25, 0.5)
 TIE_BREAKS = (1.0, 10.0)
 DEPTHS = (40, 50, 100, 200)
-DROP_SHARES = (0.05, 0.1, 0.2, 0.3)
 
 # Function words only (no content words, no names), from the usual stop lists of each language;
 # tried as an extension of ``search.STOP_WORDS`` (both accented and folded spellings).
@@ -381,7 +380,9 @@ def _ranking_source() -> str:
 
     from memories import search
 
-    parts = [inspect.getsource(f) for f in (search.keyword_tsquery, search.keyword_hits, search.dense_hits)]
+    parts = [
+        inspect.getsource(f) for f in (search.keyword_terms, search.term_weights, search.keyword_hits, search.dense_hits)
+    ]
     parts.append(" ".join(sorted(search.STOP_WORDS)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -422,8 +423,8 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
 
 
 def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
-    """Keyword lists (current stop words, extended ones, and with the workspace's most frequent
-    query terms dropped) and dense lists, from the real ranking functions, once per query."""
+    """Keyword lists (current stop words and extended ones) and dense lists, from the real
+    ranking functions, once per query."""
     from django.db import connection
     from django.test import override_settings
 
@@ -439,47 +440,23 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
     principal = resolve_key(api_key)
     assert principal is not None
     scoped = {ws: selectors._scoped(principal, ws) for ws in data.workspaces()}
-    sizes = {ws: qs.count() for ws, qs in scoped.items() if qs is not None}
-    shares: dict[tuple[str, str], float] = {}
+    original_stop = search.STOP_WORDS
+    project_id = principal.project.pk
 
-    def share(ws: str, term: str) -> float:
-        """Share of the workspace's records that match one tsquery term (as keyword_hits would)."""
-        if (ws, term) not in shares:
-            qs = scoped[ws]
-            assert qs is not None
-            tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
-            hits = qs.extra(where=[f"search_document @@ {tsq}"], params=[term]).count()  # noqa: S610
-            shares[(ws, term)] = hits / max(1, sizes[ws])
-        return shares[(ws, term)]
-
-    original_stop, original_tsquery = search.STOP_WORDS, search.keyword_tsquery
-
-    def keyword(qs: Any, text: str, stop: frozenset[str], drop: float | None, ws: str) -> Ranked:
-        def tsquery(query: str) -> str | None:
-            built = original_tsquery(query)
-            if built is None or drop is None:
-                return built
-            terms = built.split(" | ")
-            kept = [t for t in terms if share(ws, t) <= drop] or [min(terms, key=lambda t: share(ws, t))]
-            return " | ".join(kept)
-
-        search.STOP_WORDS, search.keyword_tsquery = stop, tsquery
+    def keyword(qs: Any, text: str, stop: frozenset[str]) -> Ranked:
+        search.STOP_WORDS = stop
         try:
-            return [(keys[str(h.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH)]
+            return [(keys[str(h.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH, project_id)]
         finally:
-            search.STOP_WORDS, search.keyword_tsquery = original_stop, original_tsquery
+            search.STOP_WORDS = original_stop
 
-    variants: dict[str, tuple[frozenset[str], float | None]] = {
-        "current": (original_stop, None),
-        "extended": (original_stop | EXTRA_STOP_WORDS, None),
-    }
-    variants |= {f"drop>{d:g}": (original_stop, d) for d in DROP_SHARES}
+    variants: dict[str, frozenset[str]] = {"current": original_stop, "extended": original_stop | EXTRA_STOP_WORDS}
     out: dict[str, Any] = {"keyword": {v: {} for v in variants}, "dense": {}}
     with override_settings(MMW_EMBEDDING_BACKEND=backend_name):
         for q in data.queries:
             qs = scoped[q.workspace]
-            for name, (stop, drop) in variants.items():
-                out["keyword"][name][q.qid] = keyword(qs, q.text, stop, drop, q.workspace)
+            for name, stop in variants.items():
+                out["keyword"][name][q.qid] = keyword(qs, q.text, stop)
             dense = search.dense_hits(qs, q.text, SWEEP_DEPTH)
             out["dense"][q.qid] = [(keys[str(h.id)], h.score) for h in dense]
     connection.close()
@@ -503,7 +480,7 @@ class Replay:
 
         return [Candidate(k, s, self.created[k]) for k, s in ranked]  # type: ignore[arg-type]
 
-    def fuse(self, lists: Sequence[tuple[list[Any], float]], constants: dict[str, float]) -> list[str]:
+    def fuse(self, lists: Sequence[Any], constants: dict[str, float]) -> list[str]:
         from memories import search
 
         saved = {name: getattr(search, name) for name in constants}
@@ -535,6 +512,7 @@ def sweep(datasets: Sequence[Dataset], backends: Sequence[str]) -> dict[str, Any
         "KEYWORD_WEIGHT": search.KEYWORD_WEIGHT,
         "DENSE_WEIGHT": search.DENSE_WEIGHT,
         "RRF_K": search.RRF_K,
+        "SPREAD_FLOOR": search.SPREAD_FLOOR,
         "TIE_BREAK": getattr(search, "TIE_BREAK", 1.0),
         "depth": max(search.MIN_CANDIDATES, 4 * LIMIT),
     }
@@ -548,6 +526,19 @@ def sweep(datasets: Sequence[Dataset], backends: Sequence[str]) -> dict[str, Any
     return out
 
 
+def keyword_ranking(candidates: list[Any], weight: float, depth: int) -> Any:
+    """As ``search.hybrid_hits`` builds it."""
+    from memories.search import Ranking
+
+    return Ranking(candidates[:depth], weight)
+
+
+def dense_ranking(candidates: list[Any], depth: int, weight: float = 1.0) -> Any:
+    from memories.search import Ranking
+
+    return Ranking(candidates[:depth], weight)
+
+
 def _replay(data: Dataset, cands: dict[str, Any], now: dict[str, float]) -> dict[str, Any]:
     replay = Replay(data)
     kw = {v: {q: replay.hits(r) for q, r in lists.items()} for v, lists in cands["keyword"].items()}
@@ -556,33 +547,37 @@ def _replay(data: Dataset, cands: dict[str, Any], now: dict[str, float]) -> dict
     start = time.perf_counter()
     for stop in ("current", "extended"):
         for weight in KEYWORD_WEIGHTS:
-            for k in RRF_KS:
+            for floor in SPREAD_FLOORS:
                 for tie in TIE_BREAKS:
                     for depth in DEPTHS:
-                        constants = {"RRF_K": k, "TIE_BREAK": tie}
+                        constants = {"SPREAD_FLOOR": floor, "TIE_BREAK": tie}
                         rankings = {
                             q.qid: replay.fuse(
-                                [(kw[stop][q.qid][:depth], weight), (dense[q.qid][:depth], 1.0)], constants
+                                [keyword_ranking(kw[stop][q.qid], weight, depth), dense_ranking(dense[q.qid], depth)],
+                                constants,
                             )
                             for q in data.queries
                         }
-                        combo = {"stop_words": stop, "keyword_weight": weight, "rrf_k": k, "tie_break": tie}
+                        combo = {"stop_words": stop, "keyword_weight": weight, "spread_floor": floor, "tie_break": tie}
                         grid.append(combo | {"depth": depth, "scores": breakdown(data, rankings)})
     log(f"sweep: {len(grid)} combinations on {data.name} in {time.perf_counter() - start:.0f}s")
     d0 = int(now["depth"])
-    constants = {"RRF_K": now["RRF_K"], "TIE_BREAK": now["TIE_BREAK"]}
+    constants = {"SPREAD_FLOOR": now["SPREAD_FLOOR"], "TIE_BREAK": now["TIE_BREAK"]}
     order = {d.key: i for i, d in enumerate(data.docs)}
     bm25 = _bm25_scored(data)
 
     def fused(keyword: dict[str, list[Any]], weight: float) -> dict[str, list[str]]:
         return {
-            q.qid: replay.fuse([(keyword[q.qid][:d0], weight), (dense[q.qid][:d0], now["DENSE_WEIGHT"])], constants)
+            q.qid: replay.fuse(
+                [keyword_ranking(keyword[q.qid], weight, d0), dense_ranking(dense[q.qid], d0, now["DENSE_WEIGHT"])],
+                constants,
+            )
             for q in data.queries
         }
 
     bm25_hits = {q: replay.hits(r) for q, r in bm25.items()}
     alternatives: dict[str, dict[str, list[str]]] = {
-        "keyword alone (ts_rank_cd)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["keyword"]["current"].items()},
+        "keyword alone (MMW: IDF of matched terms, SQL)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["keyword"]["current"].items()},
         "dense alone (through pgvector)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["dense"].items()},
         "BM25 alone (Python)": {q: [k for k, _ in r[:LIMIT]] for q, r in bm25.items()},
         "current fusion and constants": fused(kw["current"], now["KEYWORD_WEIGHT"]),
@@ -596,12 +591,7 @@ def _replay(data: Dataset, cands: dict[str, Any], now: dict[str, float]) -> dict
         "current fusion, BM25 (Python) at keyword weight 0.5": fused(bm25_hits, 0.5),
         "current fusion, BM25 (Python) at keyword weight 1.0": fused(bm25_hits, 1.0),
     }
-    for drop in DROP_SHARES:
-        name = f"drop>{drop:g}"
-        alternatives[f"current fusion, query terms in > {drop:.0%} of records dropped"] = fused(
-            kw[name], now["KEYWORD_WEIGHT"]
-        )
-        alternatives[f"current fusion, query terms in > {drop:.0%} dropped, keyword weight 0.5"] = fused(kw[name], 0.5)
+    alternatives["current fusion, extended stop words"] = fused(kw["extended"], now["KEYWORD_WEIGHT"])
     return {"grid": grid, "alternatives": {name: breakdown(data, r) for name, r in alternatives.items()}}
 
 

@@ -130,7 +130,7 @@ def run_sweep(args: argparse.Namespace) -> None:
 
 
 def _combo(entry: dict[str, Any]) -> tuple[Any, ...]:
-    return (entry["stop_words"], entry["keyword_weight"], entry["rrf_k"], entry["tie_break"], entry["depth"])
+    return (entry["stop_words"], entry["keyword_weight"], entry["spread_floor"], entry["tie_break"], entry["depth"])
 
 
 def sweep_report(result: dict[str, Any], backend: str) -> str:
@@ -140,7 +140,7 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
     ml = {_combo(e): e["scores"] for e in result[f"multilingual/{backend}"]["grid"]}
     lo = {_combo(e): e["scores"] for e in result[f"locomo/{backend}"]["grid"]}
     cur = result["current"]
-    current = ("current", cur["KEYWORD_WEIGHT"] / cur["DENSE_WEIGHT"], cur["RRF_K"], cur["TIE_BREAK"], cur["depth"])
+    current = ("current", cur["KEYWORD_WEIGHT"] / cur["DENSE_WEIGHT"], cur["SPREAD_FLOOR"], cur["TIE_BREAK"], cur["depth"])
     convs = sorted(k for k in next(iter(lo.values())) if k.startswith("conversation="))
 
     def objective(c: tuple[Any, ...], skip: str | None = None) -> float:
@@ -149,7 +149,7 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
         return (locomo_r5 + ml[c]["kind=cross-lingual"]["R@5"]) / 2
 
     ranked = sorted(ml, key=lambda c: (-objective(c), -lo[c]["all"]["MRR"] - ml[c]["all"]["MRR"]))
-    header = ["stop words", "kw weight", "RRF_K", "TIE_BREAK", "depth", "objective", "LoCoMo R@1", "R@5", "MRR"]
+    header = ["stop words", "kw weight", "spread floor", "TIE_BREAK", "depth", "objective", "LoCoMo R@1", "R@5", "MRR"]
     header += [k.split("=")[1] for k in convs] + ["ML R@1", "ML R@5", "ML cross R@5", "ML same R@5", "ML MRR"]
 
     def row(c: tuple[Any, ...], label: str = "") -> list[Any]:
@@ -169,7 +169,7 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
             [held.split("=")[1], str(best), lo[best][held]["R@5"], lo[current][held]["R@5"] if current in lo else "-"]
         )
     lines += ["", "Leave one conversation out (constants chosen without it):", ""]
-    lines.append(markdown_table(["held out", "chosen (stop, kw, K, tie, depth)", "R@5 chosen", "R@5 now"], loco))
+    lines.append(markdown_table(["held out", "chosen (stop, kw, floor, tie, depth)", "R@5 chosen", "R@5 now"], loco))
     lines += ["", "Ranking alternatives (current constants unless named):", ""]
     alts_ml = result[f"multilingual/{backend}"]["alternatives"]
     alts_lo = result[f"locomo/{backend}"]["alternatives"]

@@ -28,9 +28,17 @@ MONTHLY_TTL_SECONDS = 40 * 24 * 3600  # a month's call count outlives the month 
 _QUOTA_LOCK_NAMESPACE = zlib.crc32(b"billing-project-quota") & 0x7FFFFFFF
 
 
+def billing_state(principal: Principal) -> selectors.BillingState:
+    """The caller's account's billing state, read once per principal (one request or call)."""
+    state = principal.memo.get("billing_state")
+    if not isinstance(state, selectors.BillingState):
+        state = principal.memo["billing_state"] = selectors.billing_state(principal.account)
+    return state
+
+
 def check_project_quota(principal: Principal) -> None:
     """Raise ``project memory limit exceeded`` when the plan's record limit is reached."""
-    plan = selectors.billing_state(principal.account).plan
+    plan = billing_state(principal).plan
     limit = plan.records_per_project if plan else None
     if limit is None:
         return
@@ -46,7 +54,7 @@ def check_project_quota(principal: Principal) -> None:
 
 def check_rate(principal: Principal) -> None:
     """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""
-    per_key, per_project = selectors.rate_limits(principal.account)
+    per_key, per_project = selectors.rate_limits(principal.account, billing_state(principal))
     now = counters.now()
     window = int(now // WINDOW_SECONDS)
     retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
@@ -70,14 +78,14 @@ def monthly_calls_bucket(project_id: str, month: str) -> str:
 
 def ensure_may_write(principal: Principal) -> None:
     """Raise ``BillingNotice`` (``[MMW Notice]: …``) when the account may not write now."""
-    notice = selectors.notice_for(principal.account)
+    notice = selectors.notice_of(billing_state(principal), principal.account)
     if notice is not None:
         raise BillingNotice(notice)
 
 
 def read_notice(principal: Principal) -> str | None:
     """The notice to attach to read answers (grace period, suspended, no subscription), or None."""
-    return selectors.notice_for(principal.account)
+    return selectors.notice_of(billing_state(principal), principal.account)
 
 
 def check_project_limit(account: Account) -> None:

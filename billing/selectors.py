@@ -78,9 +78,10 @@ def notice_of(state: BillingState, account: Account) -> str | None:
     return None
 
 
-def rate_limits(account: Account) -> tuple[int | None, int | None]:
-    """Calls per minute ``(per key, per project)``; None is unlimited."""
-    plan = billing_state(account).plan
+def rate_limits(account: Account, state: BillingState | None = None) -> tuple[int | None, int | None]:
+    """Calls per minute ``(per key, per project)``; None is unlimited. ``state``: the account's
+    billing state when the caller already holds it."""
+    plan = (state or billing_state(account)).plan
     if plan is None:
         return UNPLANNED_CALLS_PER_MINUTE
     return plan.calls_per_minute_per_key, plan.calls_per_minute_per_project

@@ -380,7 +380,7 @@ def candidates(record: Memory) -> list[Memory]:
     if record.fact_key is not None:
         for other in pool.filter(fact_key=record.fact_key).order_by("-version")[:SAME_KEY_CANDIDATES]:
             found[other.id] = other
-    keyword = [c.id for c in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES)]
+    keyword = [c.id for c in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES, record.project_id)]
     loaded = pool.in_bulk(keyword)
     for rid in keyword:
         if rid in loaded:

@@ -224,3 +224,25 @@ def live_count(*, workspace_id: int | None = None, project_id: object = None, ac
     kind, value = given[0]
     row = LiveCount.objects.filter(scope=f"{kind}:{value}").values_list("records", flat=True).first()
     return int(row or 0)
+
+
+class TermStat(models.Model):
+    """Document frequency of each keyword lexeme in a project, for the keyword ranker's IDF.
+
+    Counts the live records every member of the project may read (visibility ``project`` or
+    ``org``): drafts and department records never shape what others' rankings weigh, so the
+    statistics reveal nothing a caller could not read. ``term = ''`` holds the number of such
+    records (the N of IDF). Kept by PostgreSQL statement triggers on ``memories_memory``
+    (migration 0005), like ``LiveCount``; ``term`` sorts bytewise ("C") so a prefix is a range."""
+
+    # The triggers own these rows: deleting a project's records brings its counts to zero and
+    # the delete branch drops zero rows, so Django must not cascade (it would race the trigger).
+    project = models.ForeignKey(Project, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False)
+    term = models.TextField(db_collation="C")
+    docs = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "term"], name="termstat_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.term!r}: {self.docs}"

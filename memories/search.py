@@ -37,15 +37,18 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 RRF_K = 60
-# Tuned by bench/run.py --sweep (leave-one-conversation-out on LoCoMo + the multilingual set;
-# BENCHMARKS.md): with z-score fusion, keywords at 0.7 and 200 candidates per ranker gave LoCoMo
-# R@5 .51 and cross-lingual R@5 .94 with USE, better on both than keywords at 0.3 (.39 / .92).
-# (At 1.0 a lone shared word like "run" outranks a cross-lingual match on tiny workspaces.)
-KEYWORD_WEIGHT = 0.7
+# Tuned by bench/run.py --sweep on LoCoMo + the multilingual set, checked leave-one-conversation-
+# out (BENCHMARKS.md): with the IDF keyword ranker, keywords at 1.0, a z-spread floor of 0.25 and
+# 50 candidates per ranker gave LoCoMo R@5 .615 and cross-lingual R@5 .937 with USE; every
+# held-out conversation chose keywords 1.0 and the floor 0.25 (and 40 to 100 candidates).
+# (The older ts_rank_cd ranker, without IDF, needed keywords at 0.7: a lone common word outvoted
+# cross-lingual matches.)
+KEYWORD_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 TIE_BREAK = 10.0
+SPREAD_FLOOR = 0.25
 # How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
-MIN_CANDIDATES = 200
+MIN_CANDIDATES = 50
 EF_SEARCH = 100
 
 
@@ -64,46 +67,57 @@ class Hit:
     score: float
 
 
-def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Hit]:
-    """The best ``limit`` records of ``candidates`` for ``query``, by meaning and by keywords,
-    best first, loaded without their vectors."""
+@dataclass(frozen=True)
+class Ranking:
+    """One ranker's candidates, best first, with its weight in the fusion."""
+
+    candidates: list[Candidate]
+    weight: float
+
+
+def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: object) -> list[Hit]:
+    """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
+    ``query``, by meaning and by keywords, best first, loaded without their vectors."""
     depth = max(MIN_CANDIDATES, 4 * limit)
-    keyword = keyword_hits(candidates, query, depth)
+    keyword = keyword_hits(candidates, query, depth, project_id)
     dense = dense_hits(candidates, query, depth)
-    winners = fuse([(keyword, KEYWORD_WEIGHT), (dense, DENSE_WEIGHT)], limit)
+    winners = fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
     loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
     return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
 
 
-def fuse(rankings: list[tuple[list[Candidate], float]], limit: int) -> list[Candidate]:
+def fuse(rankings: list[Ranking], limit: int) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
     small reciprocal-rank term breaks ties. Unlike plain RRF, a keyword ranker that merely
     shares a token with many records cannot outvote a confident vector ranker (measured in
-    docs/embeddings.md: cross-lingual R@5 .41 with RRF, .87-.90 with z-scores). Scaled to 0..1.
+    docs/embeddings.md: cross-lingual R@5 .41 with RRF, .87-.90 with z-scores). The spread of
+    a z-score is at least ``SPREAD_FLOOR`` of the mean score, so two nearly equal scores (a
+    ranker with two candidates) stay nearly equal instead of becoming z = +1 and -1.
+    Scaled to 0..1.
     """
     scores: dict[uuid.UUID, float] = {}
     created: dict[uuid.UUID, dt.datetime] = {}
-    for ranking, _ in rankings:
-        for c in ranking:
+    for ranking in rankings:
+        for c in ranking.candidates:
             created.setdefault(c.id, c.created_at)
-    for ranking, weight in rankings:
-        if not ranking:
+    for ranking in rankings:
+        if not ranking.candidates:
             continue
-        z = _z_scores([c.score for c in ranking])
+        z = _z_scores([c.score for c in ranking.candidates])
         floor = min(z)
-        seen = {c.id: (rank, zi) for rank, (c, zi) in enumerate(zip(ranking, z, strict=True))}
+        seen = {c.id: (rank, zi) for rank, (c, zi) in enumerate(zip(ranking.candidates, z, strict=True))}
         for rid in created:
             rank, zi = seen.get(rid, (None, floor))
             tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
-            scores[rid] = scores.get(rid, 0.0) + weight * zi + weight * tie_break
+            scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
     ordered = sorted(scores, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
     return [Candidate(rid, _squash(scores[rid]), created[rid]) for rid in ordered]
 
 
 def _z_scores(values: list[float]) -> list[float]:
     mean = sum(values) / len(values)
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    spread = max((sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5, SPREAD_FLOOR * abs(mean))
     return [(v - mean) / spread if spread > 1e-9 else 0.0 for v in values]
 
 
@@ -112,27 +126,78 @@ def _squash(value: float) -> float:
     return 1.0 / (1.0 + math.exp(-value))
 
 
-def keyword_tsquery(query: str) -> str | None:
-    """An OR query over the query's words (prefix-matched from 4 letters), or None if it has no
-    searchable word. Words are reduced to letters and digits, so no tsquery syntax gets through."""
+def keyword_terms(query: str) -> list[str]:
+    """The query's searchable words as tsquery terms, in order, without repeats: stop words
+    dropped, words of 4+ letters prefix-matched (``deploy:*``). Words are reduced to letters and
+    digits (``_`` splits), so no tsquery syntax gets through."""
     terms: list[str] = []
     for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
         if word in STOP_WORDS:
             continue
         for part in word.replace("_", " ").split():
             terms.append(f"{part}:*" if len(part) >= 4 else part)
-    return " | ".join(dict.fromkeys(terms)) if terms else None
+    return list(dict.fromkeys(terms))
 
 
-def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
-    """Full-text hits among ``candidates``, best first (ts_rank_cd, length-normalised)."""
-    tsquery = keyword_tsquery(query)
-    if tsquery is None:
+def keyword_tsquery(query: str) -> str | None:
+    """An OR query over ``keyword_terms``, or None if the query has no searchable word."""
+    terms = keyword_terms(query)
+    return " | ".join(terms) if terms else None
+
+
+def term_weights(project_id: object, terms: list[str]) -> list[float]:
+    """Each term's inverse document frequency in the project (Okapi's non-negative form,
+    ln(1 + (N - df + 0.5) / (df + 0.5))), from the trigger-kept ``TermStat`` rows: a name in
+    every other record weighs little, a rare identifier a lot. A prefix term's df sums its
+    lexemes' (capped at N). With no statistics yet (N = 0) every term weighs 1."""
+    if not terms:
         return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH q AS (
+                SELECT i, mmw_unaccent(rtrim(t, ':*')) AS t, t LIKE '%%:*' AS prefix
+                FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)
+            )
+            SELECT 0, (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = '')
+            UNION ALL
+            SELECT i, CASE WHEN prefix
+                THEN (SELECT sum(docs) FROM memories_termstat
+                      WHERE project_id = %s AND term >= q.t AND term < q.t || chr(1114111))
+                ELSE (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = q.t)
+            END FROM q
+            """,
+            [terms, project_id, project_id, project_id],
+        )
+        rows = dict(cursor.fetchall())
+    n = float(rows.pop(0) or 0)
+    if n <= 0:
+        return [1.0] * len(terms)
+    weights = []
+    for i in range(1, len(terms) + 1):
+        df = min(float(rows.get(i) or 0), n)
+        weights.append(math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+    return weights
+
+
+def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: object) -> list[Candidate]:
+    """Full-text hits among ``candidates`` (records of project ``project_id``), best first.
+
+    A record matching any query term scores the sum of the IDF weights (``term_weights``) of
+    the terms it contains, divided by sqrt(1 + ln(1 + its distinct words)) so a long record
+    does not win by size alone. On LoCoMo this beats BM25 by 0.07 R@5: tf saturates at 1 in
+    short memories anyway, and prefix terms catch inflections BM25's exact tokens miss."""
+    terms = keyword_terms(query)
+    if not terms:
+        return []
+    weights = term_weights(project_id, terms)
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+    parts = " + ".join(f"(CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END)" for _ in terms)
+    params: list[object] = [x for term, weight in zip(terms, weights, strict=True) for x in (term, weight)]
+    score = f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))"
     ranked = (
-        candidates.extra(where=[f"search_document @@ {tsq}"], params=[tsquery])  # noqa: S610 - params bound
-        .annotate(rank=RawSQL(f"ts_rank_cd(search_document, {tsq}, 1)", (tsquery,), output_field=FloatField()))  # noqa: S611
+        candidates.extra(where=[f"search_document @@ {tsq}"], params=[" | ".join(terms)])  # noqa: S610 - params bound
+        .annotate(rank=RawSQL(score, params, output_field=FloatField()))  # noqa: S611 - params bound
         .order_by("-rank", "-created_at")
         .values_list("id", "rank", "created_at")[:limit]
     )

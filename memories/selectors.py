@@ -71,7 +71,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     base = _scoped(principal, v["workspace"])
     if base is None:
         return answer
-    hits = search.hybrid_hits(_filtered(principal, base, v), v["query"], v["limit"])
+    hits = search.hybrid_hits(_filtered(principal, base, v), v["query"], v["limit"], principal.project.pk)
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
     return answer
@@ -284,7 +284,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     base = _scoped(principal, v["workspace"])
     if base is None:
         return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
-    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT)
+    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
     relevance = {h.memory.id: h.score for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-created_at")[:20])
     pool = [h.memory for h in hits] + pinned

@@ -10,7 +10,7 @@ from django.db import connection
 
 from memories import embedding
 from memories.models import Memory
-from memories.search import Candidate, fuse, keyword_tsquery
+from memories.search import Candidate, Ranking, fuse, keyword_tsquery
 from memories.vector_index import index_name
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
@@ -82,9 +82,20 @@ def test_filters_apply_before_ranking_so_selective_filters_keep_recall(tenancy: 
 
 def test_fusion_rewards_agreement_between_rankers() -> None:
     a, b, c = (Candidate(uuid.uuid4(), 1.0, dt.datetime.fromtimestamp(ts, tz=dt.UTC)) for ts in (1, 2, 3))
-    fused = fuse([([a, b], 1.0), ([b, c], 1.0)], 3)
+    fused = fuse([Ranking([a, b], 1.0), Ranking([b, c], 1.0)], 3)
     assert [h.id for h in fused] == [b.id, a.id, c.id]
     assert fused[0].score <= 1.0
+
+
+def test_near_equal_keyword_scores_do_not_outvote_a_clear_dense_preference() -> None:
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    first, second, other = (uuid.uuid4() for _ in range(3))
+    keyword = [Candidate(first, 1.20, when), Candidate(second, 1.18, when)]
+    dense = [Candidate(second, 0.80, when), Candidate(first, 0.40, when), Candidate(other, 0.35, when)]
+    fused = fuse([Ranking(keyword, 1.0), Ranking(dense, 1.0)], 3)
+    assert fused[0].id == second  # without the spread floor the 0.02 keyword gap is z = +1 / -1
+    clear = [Candidate(first, 3.0, when), Candidate(second, 0.5, when)]
+    assert fuse([Ranking(clear, 1.0), Ranking(dense, 0.2)], 3)[0].id == first
 
 
 @pytest.mark.parametrize(

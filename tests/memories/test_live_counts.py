@@ -1,5 +1,6 @@
-"""The trigger-kept live-record counters always equal a count(*) of live records, whatever
-changed them (services, bulk statements, deletes, truncation), and the limits read them."""
+"""The trigger-kept counters (live records per scope, term statistics per project) always equal
+a recount, whatever changed the records (services, bulk statements, deletes, truncation); the
+limits and the keyword ranker read them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from accounts.models import Workspace
-from memories import services
-from memories.models import LiveCount, Memory, live_count
+from memories import search, services
+from memories.models import LiveCount, Memory, TermStat, live_count
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 
@@ -84,3 +85,57 @@ def test_technical_limits_read_the_counters(tenancy: Tenancy) -> None:
         status, answer = alice.remember(content="one too many for the tenant", workspace="third")
         assert (status, answer["error"]["message"]) == (403, "maximum number of memories exceeded for tenant")
     assert services  # the limits are the service layer's (memories.services._check_technical_limits)
+
+
+def stats(project_id: object) -> dict[str, int]:
+    return {t.term: t.docs for t in TermStat.objects.filter(project_id=project_id) if t.docs}
+
+
+def stats_truth(project_id: object) -> dict[str, int]:
+    """Document frequencies by recounting: live records of visibility project/org only."""
+    out: dict[str, int] = {}
+    shared = Memory.objects.filter(project_id=project_id, forgotten_at__isnull=True, visibility__in=["project", "org"])
+    for record in shared:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT tsvector_to_array(search_document) FROM memories_memory WHERE id = %s", [record.id])
+            lexemes = cursor.fetchone()[0]
+        for lexeme in [*lexemes, ""]:
+            out[lexeme] = out.get(lexeme, 0) + 1
+    return out
+
+
+def test_term_statistics_count_only_what_every_member_reads(tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    project = tenancy.alice.project.pk
+    a = alice.ok_remember(content="Déploiement du cluster Kafka le mardi")["id"]
+    alice.ok_remember(content="The Kafka cluster runs version 3.7", fact_key="kafka.version")
+    alice.ok_remember(content="secret draft about kafka zookeeper", visibility="author")
+    assert stats(project) == stats_truth(project)
+    assert stats(project)[""] == 2  # the draft is not in the corpus
+    assert stats(project)["kafka"] == 2
+    assert stats(project)["deploiement"] == 1  # folded like the search document
+    assert "zookeeper" not in stats(project)
+    assert alice.forget(memory_id=a)[0] == 200
+    Memory.objects.filter(fact_key="kafka.version").update(visibility="author")
+    assert stats(project) == stats_truth(project) == {}
+    Memory.objects.filter(fact_key="kafka.version").update(visibility="org", content="Kafka 3.8 now")
+    assert stats(project) == stats_truth(project)
+    Memory.objects.filter(project_id=project).delete()
+    assert not TermStat.objects.filter(project_id=project).exists()
+
+
+def test_keyword_ranking_weighs_rare_terms_over_common_ones(tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    for i in range(8):
+        alice.ok_remember(content=f"Caroline talked about her weekend number {i}")
+    rare = alice.ok_remember(content="Melanie signed up for a pottery class")["id"]
+    common = alice.ok_remember(content="Caroline mentioned her pottery again")["id"]
+    hits = search.keyword_hits(
+        Memory.objects.filter(project_id=tenancy.alice.project.pk), "Caroline pottery class", 10, tenancy.alice.project.pk
+    )
+    # "class" and "pottery" are rare, "caroline" is in 9 of 10 records: the record with both
+    # rare words ranks first, the one with one rare word second, the common-only ones after.
+    assert [str(h.id) for h in hits[:2]] == [rare, common]
+    assert len(hits) == 10
+    weights = search.term_weights(tenancy.alice.project.pk, ["caroline:*", "pottery:*", "zzz"])
+    assert weights[0] < weights[1] < weights[2]
