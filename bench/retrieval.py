@@ -381,8 +381,10 @@ def _ranking_source() -> str:
     from memories import search
 
     parts = [
-        inspect.getsource(f) for f in (search.keyword_terms, search.term_weights, search.keyword_hits, search.dense_hits)
+        inspect.getsource(f)
+        for f in (search.keyword_terms, search.term_stats, search.matching_terms, search.keyword_hits, search.nearest)
     ]
+    parts.append(f"{search.KEYWORD_SCORED_ROWS} {search.EF_SEARCH}")
     parts.append(" ".join(sorted(search.STOP_WORDS)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -577,7 +579,9 @@ def _replay(data: Dataset, cands: dict[str, Any], now: dict[str, float]) -> dict
 
     bm25_hits = {q: replay.hits(r) for q, r in bm25.items()}
     alternatives: dict[str, dict[str, list[str]]] = {
-        "keyword alone (MMW: IDF of matched terms, SQL)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["keyword"]["current"].items()},
+        "keyword alone (MMW: IDF of matched terms, SQL)": {
+            q: [k for k, _ in r[:LIMIT]] for q, r in cands["keyword"]["current"].items()
+        },
         "dense alone (through pgvector)": {q: [k for k, _ in r[:LIMIT]] for q, r in cands["dense"].items()},
         "BM25 alone (Python)": {q: [k for k, _ in r[:LIMIT]] for q, r in bm25.items()},
         "current fusion and constants": fused(kw["current"], now["KEYWORD_WEIGHT"]),

@@ -140,7 +140,13 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
     ml = {_combo(e): e["scores"] for e in result[f"multilingual/{backend}"]["grid"]}
     lo = {_combo(e): e["scores"] for e in result[f"locomo/{backend}"]["grid"]}
     cur = result["current"]
-    current = ("current", cur["KEYWORD_WEIGHT"] / cur["DENSE_WEIGHT"], cur["SPREAD_FLOOR"], cur["TIE_BREAK"], cur["depth"])
+    current = (
+        "current",
+        cur["KEYWORD_WEIGHT"] / cur["DENSE_WEIGHT"],
+        cur["SPREAD_FLOOR"],
+        cur["TIE_BREAK"],
+        cur["depth"],
+    )
     convs = sorted(k for k in next(iter(lo.values())) if k.startswith("conversation="))
 
     def objective(c: tuple[Any, ...], skip: str | None = None) -> float:

@@ -216,7 +216,9 @@ class LiveCount(models.Model):
         return f"{self.scope}: {self.records}"
 
 
-def live_count(*, workspace_id: int | None = None, project_id: object = None, account_id: int | None = None) -> int:
+def live_count(
+    *, workspace_id: int | None = None, project_id: uuid.UUID | None = None, account_id: int | None = None
+) -> int:
     """Live records of exactly one of a workspace, a project or an account (0 if it has none)."""
     given = [(k, v) for k, v in (("w", workspace_id), ("p", project_id), ("a", account_id)) if v is not None]
     if len(given) != 1:

@@ -8,10 +8,11 @@ The rankers return light ``Candidate`` rows (id, score, created_at), hundreds of
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
-import datetime as dt
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -21,6 +22,7 @@ from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
 from memories import embedding
+from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -49,7 +51,12 @@ TIE_BREAK = 10.0
 SPREAD_FLOOR = 0.25
 # How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
 MIN_CANDIDATES = 50
+# The most records the keyword ranker scores per query (see ``matching_terms``).
+KEYWORD_SCORED_ROWS = 1000
 EF_SEARCH = 100
+# Query embeddings run here, beside the request's keyword query (threads start on first use, so
+# a forking Celery worker never inherits one).
+_EMBEDDER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mmw-embed")
 
 
 @dataclass(frozen=True)
@@ -75,12 +82,14 @@ class Ranking:
     weight: float
 
 
-def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: object) -> list[Hit]:
+def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded without their vectors."""
     depth = max(MIN_CANDIDATES, 4 * limit)
+    # The model embeds the query (CPU) while PostgreSQL ranks the keywords: ~3 ms of ~10 saved.
+    embedded = _EMBEDDER.submit(embedding.embed_query, query)
     keyword = keyword_hits(candidates, query, depth, project_id)
-    dense = dense_hits(candidates, query, depth)
+    dense = nearest(candidates, embedded.result(), depth)
     winners = fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
     loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
     return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
@@ -145,13 +154,26 @@ def keyword_tsquery(query: str) -> str | None:
     return " | ".join(terms) if terms else None
 
 
-def term_weights(project_id: object, terms: list[str]) -> list[float]:
-    """Each term's inverse document frequency in the project (Okapi's non-negative form,
-    ln(1 + (N - df + 0.5) / (df + 0.5))), from the trigger-kept ``TermStat`` rows: a name in
-    every other record weighs little, a rare identifier a lot. A prefix term's df sums its
-    lexemes' (capped at N). With no statistics yet (N = 0) every term weighs 1."""
-    if not terms:
-        return []
+@dataclass(frozen=True)
+class TermStats:
+    """A project's corpus size and each query term's document frequency (``TermStat``)."""
+
+    corpus: int
+    frequencies: list[int]
+
+    def weights(self) -> list[float]:
+        """Each term's inverse document frequency, Okapi's non-negative form
+        ln(1 + (N - df + 0.5) / (df + 0.5)): a name in every other record weighs little, a rare
+        identifier a lot. With no statistics yet (N = 0) every term weighs 1."""
+        n = float(self.corpus)
+        if n <= 0:
+            return [1.0] * len(self.frequencies)
+        return [math.log(1.0 + (n - min(df, n) + 0.5) / (min(df, n) + 0.5)) for df in self.frequencies]
+
+
+def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
+    """The corpus size and document frequencies of ``terms`` in the project (one query on the
+    trigger-kept ``TermStat`` rows; a prefix term's df sums its lexemes', capped at N)."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -169,46 +191,70 @@ def term_weights(project_id: object, terms: list[str]) -> list[float]:
             """,
             [terms, project_id, project_id, project_id],
         )
-        rows = dict(cursor.fetchall())
-    n = float(rows.pop(0) or 0)
-    if n <= 0:
-        return [1.0] * len(terms)
-    weights = []
-    for i in range(1, len(terms) + 1):
-        df = min(float(rows.get(i) or 0), n)
-        weights.append(math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-    return weights
+        rows = {int(i): int(df or 0) for i, df in cursor.fetchall()}
+    corpus = rows.pop(0, 0)
+    return TermStats(corpus, [min(rows.get(i, 0), corpus) for i in range(1, len(terms) + 1)])
 
 
-def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: object) -> list[Candidate]:
+def term_weights(project_id: uuid.UUID, terms: list[str]) -> list[float]:
+    """``term_stats(...).weights()``: each term's IDF in the project."""
+    return term_stats(project_id, terms).weights() if terms else []
+
+
+def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
+    """The terms a record must contain one of to be scored: the rarest first while their
+    summed document frequencies stay within ``KEYWORD_SCORED_ROWS`` (all of them in most
+    projects). Words in thousands of records add little IDF but cost a scored row each, so at
+    100k records a query's common words only add to the score of records a rarer word found."""
+    chosen: list[str] = []
+    budget = 0
+    for df, term in sorted(zip(stats.frequencies, terms, strict=True)):
+        if chosen and budget + df > KEYWORD_SCORED_ROWS:
+            break
+        chosen.append(term)
+        budget += df
+    return chosen
+
+
+def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Candidate]:
     """Full-text hits among ``candidates`` (records of project ``project_id``), best first.
 
-    A record matching any query term scores the sum of the IDF weights (``term_weights``) of
-    the terms it contains, divided by sqrt(1 + ln(1 + its distinct words)) so a long record
-    does not win by size alone. On LoCoMo this beats BM25 by 0.07 R@5: tf saturates at 1 in
-    short memories anyway, and prefix terms catch inflections BM25's exact tokens miss."""
+    A record scores the sum of the IDF weights (``TermStats.weights``) of the query terms it
+    contains, divided by sqrt(1 + ln(1 + its distinct words)) so a long record does not win by
+    size alone. On LoCoMo this beats BM25 by 0.09 R@5: tf saturates at 1 in short memories
+    anyway, and prefix terms catch inflections BM25's exact tokens miss. Records are found by
+    ``matching_terms``; when even the rarest term is in more than ``KEYWORD_SCORED_ROWS``
+    records, only its newest ``KEYWORD_SCORED_ROWS`` matches are scored (bounded work; among
+    records that share only common words, newer ones are the better guess)."""
     terms = keyword_terms(query)
     if not terms:
         return []
-    weights = term_weights(project_id, terms)
+    stats = term_stats(project_id, terms)
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
     parts = " + ".join(f"(CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END)" for _ in terms)
-    params: list[object] = [x for term, weight in zip(terms, weights, strict=True) for x in (term, weight)]
-    score = f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))"
-    ranked = (
-        candidates.extra(where=[f"search_document @@ {tsq}"], params=[" | ".join(terms)])  # noqa: S610 - params bound
-        .annotate(rank=RawSQL(score, params, output_field=FloatField()))  # noqa: S611 - params bound
-        .order_by("-rank", "-created_at")
-        .values_list("id", "rank", "created_at")[:limit]
-    )
+    params: list[object] = [x for pair in zip(terms, stats.weights(), strict=True) for x in pair]
+    score = RawSQL(f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))", params, output_field=FloatField())  # noqa: S611
+    match = matching_terms(terms, stats)
+    found = candidates.extra(where=[f"search_document @@ {tsq}"], params=[" | ".join(match)])  # noqa: S610 - bound
+    if len(match) == 1 and stats.frequencies[terms.index(match[0])] > KEYWORD_SCORED_ROWS:
+        newest = found.order_by("-created_at").values("id")[:KEYWORD_SCORED_ROWS]
+        found = candidates.filter(id__in=newest)
+    ranked = found.annotate(rank=score).order_by("-rank", "-created_at").values_list("id", "rank", "created_at")[:limit]
     return [Candidate(rid, float(rank), created) for rid, rank, created in ranked]
 
 
 def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
-    """Nearest records by cosine distance among ``candidates`` that carry the current model's
-    vector. Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective
-    filters (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k."""
-    embedded = embedding.embed_query(query)
+    """Nearest records to ``query`` among ``candidates`` (see ``nearest``)."""
+    return nearest(candidates, embedding.embed_query(query), limit)
+
+
+def nearest(
+    candidates: QuerySet[Memory], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
+) -> list[Candidate]:
+    """Nearest records by cosine distance to an embedded query (``embedding.embed_query``; None:
+    no model, no hits) among ``candidates`` that carry that model's vector. Uses the model's
+    partial HNSW index with pgvector 0.8 iterative scans, so selective filters (one workspace,
+    a tag) still return ``limit`` rows instead of an emptied top-k."""
     if embedded is None:
         return []
     vector, backend = embedded

@@ -222,9 +222,9 @@ def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], 
 
 def _check_technical_limits(principal: Principal, state: WorkspaceState) -> None:
     """The operator's ceilings (settings), read from the trigger-kept ``LiveCount`` rows in O(1)."""
-    if state.workspace is not None:
-        if live_count(workspace_id=state.workspace.pk) >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
-            raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
+    in_workspace = live_count(workspace_id=state.workspace.pk) if state.workspace is not None else 0
+    if in_workspace >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
+        raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
     if live_count(account_id=principal.account.pk) >= settings.MMW_MAX_MEMORIES_PER_TENANT:
         raise Forbidden("maximum number of memories exceeded for tenant", code="limit_exceeded")
 

@@ -4,6 +4,8 @@ limits and the keyword ranker read them."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.db import connection
 from django.test import override_settings
@@ -87,11 +89,11 @@ def test_technical_limits_read_the_counters(tenancy: Tenancy) -> None:
     assert services  # the limits are the service layer's (memories.services._check_technical_limits)
 
 
-def stats(project_id: object) -> dict[str, int]:
+def stats(project_id: uuid.UUID) -> dict[str, int]:
     return {t.term: t.docs for t in TermStat.objects.filter(project_id=project_id) if t.docs}
 
 
-def stats_truth(project_id: object) -> dict[str, int]:
+def stats_truth(project_id: uuid.UUID) -> dict[str, int]:
     """Document frequencies by recounting: live records of visibility project/org only."""
     out: dict[str, int] = {}
     shared = Memory.objects.filter(project_id=project_id, forgotten_at__isnull=True, visibility__in=["project", "org"])
@@ -131,7 +133,10 @@ def test_keyword_ranking_weighs_rare_terms_over_common_ones(tenancy: Tenancy) ->
     rare = alice.ok_remember(content="Melanie signed up for a pottery class")["id"]
     common = alice.ok_remember(content="Caroline mentioned her pottery again")["id"]
     hits = search.keyword_hits(
-        Memory.objects.filter(project_id=tenancy.alice.project.pk), "Caroline pottery class", 10, tenancy.alice.project.pk
+        Memory.objects.filter(project_id=tenancy.alice.project.pk),
+        "Caroline pottery class",
+        10,
+        tenancy.alice.project.pk,
     )
     # "class" and "pottery" are rare, "caroline" is in 9 of 10 records: the record with both
     # rare words ranks first, the one with one rare word second, the common-only ones after.

@@ -34,7 +34,8 @@ def test_pool_is_off_unless_asked() -> None:
 
 def test_pooled_connections_are_health_checked_and_go_back_to_the_pool() -> None:
     run = python(
-        SETUP + "print(s.DATABASES['default']['OPTIONS']['pool']['max_size'], s.DATABASES['default']['CONN_HEALTH_CHECKS']);"
+        SETUP
+        + "print(s.DATABASES['default']['OPTIONS']['pool']['max_size'], s.DATABASES['default']['CONN_HEALTH_CHECKS']);"
         " c = connection.cursor(); c.execute('select 1'); connection.close();"
         " print(connection.pool.get_stats().get('pool_available', 0))",
         MMW_DB_POOL_MAX_SIZE="3",
@@ -52,6 +53,8 @@ def test_pool_with_persistent_connections_is_refused_at_start_up() -> None:
 
 
 def test_the_asgi_entry_point_turns_the_pool_on() -> None:
-    run = python("import mmw.asgi; from django.conf import settings as s; print(s.DATABASES['default']['OPTIONS']['pool']['max_size'])")
+    run = python(
+        "import mmw.asgi; from django.conf import settings as s; print(s.DATABASES['default']['OPTIONS']['pool']['max_size'])"
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "8"

@@ -11,7 +11,10 @@ from mmw import embedded_pg
 
 
 @pytest.mark.slow
-def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(tmp_path: Path) -> None:
+def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MMW_PG_SHARED_BUFFERS", "160MB")
     pgdata = tmp_path / "pg"
     first = embedded_pg.ensure_running(pgdata)
     pid_file = pgdata / "postmaster.pid"
@@ -22,6 +25,8 @@ def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(tmp_path: Pa
             distance = conn.execute("SELECT '[1,0]'::vector <=> '[0,1]'::vector").fetchone()
             assert distance is not None
             assert distance[0] == pytest.approx(1.0)
+            # A new cluster is restarted once with MMW's settings (not PostgreSQL's 128MB).
+            assert conn.execute("SHOW shared_buffers").fetchone() == ("160MB",)
 
         started = time.monotonic()
         second = embedded_pg.ensure_running(pgdata)
@@ -36,3 +41,15 @@ def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(tmp_path: Pa
     while subprocess.run(["kill", "-0", pid], capture_output=True).returncode == 0:
         assert time.monotonic() < deadline, "the postmaster must exit after stop()"
         time.sleep(0.1)
+
+
+def test_shared_buffers_default_is_a_quarter_of_ram_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MMW_PG_SHARED_BUFFERS", raising=False)
+    value = embedded_pg.shared_buffers()
+    assert value.endswith("MB")
+    assert 128 <= int(value[:-2]) <= 1024
+    monkeypatch.setenv("MMW_PG_SHARED_BUFFERS", "2GB")
+    assert embedded_pg.shared_buffers() == "2GB"
+    monkeypatch.setenv("MMW_PG_SHARED_BUFFERS", "lots'; DROP")
+    with pytest.raises(ValueError, match="MMW_PG_SHARED_BUFFERS"):
+        embedded_pg.shared_buffers()
