@@ -311,7 +311,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     module for its own calls only; calls are interleaved.
 
     - search, as is: ``selectors.memory_search``;
-    - keyword_hits with the query terms that match > 5 % of rows dropped (``frequent_terms_dropped``);
     - parts: ``embed_query``, ``keyword_hits``, ``dense_hits``, ``present``, a floor call;
     - remember, as is / without ``_check_technical_limits`` (two ``count(*)`` per write, O(n)).
     """
@@ -322,7 +321,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
-    _TERM_FREQUENCIES.clear()  # the statistics of this size
     original_hybrid = search.hybrid_hits
     original_limits = services._check_technical_limits
 
@@ -343,15 +341,8 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
 
     qs = selectors._scoped(principal, "default")
     assert qs is not None
-    hits = original_hybrid(qs, texts.query(), 10)
-    original_tsquery = search.keyword_tsquery
-
-    def run_keyword_dropped(share: float) -> None:
-        search.keyword_tsquery = frequent_terms_dropped(original_tsquery, share)
-        try:
-            search.keyword_hits(qs, texts.query(), 200)
-        finally:
-            search.keyword_tsquery = original_tsquery
+    project_id = principal.project.pk
+    hits = original_hybrid(qs, texts.query(), 10, project_id)
 
     def parts_present() -> None:
         selectors.present(principal, [h.memory for h in hits], [h.score for h in hits])
@@ -360,10 +351,9 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
         "floor: list_workspaces": lambda: selectors.workspace_list(principal=principal),
         "search, as is": lambda: run_search(original_hybrid),
         "part: embed_query": lambda: embedding.embed_query(texts.query()),
-        "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50),
-        "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100),
-        "part: keyword_hits (200)": lambda: search.keyword_hits(qs, texts.query(), 200),
-        "part: keyword_hits (200), terms in > 5% of rows dropped": lambda: run_keyword_dropped(0.05),
+        "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50, project_id),
+        "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100, project_id),
+        "part: keyword_hits (200)": lambda: search.keyword_hits(qs, texts.query(), 200, project_id),
         "part: dense_hits (50)": lambda: search.dense_hits(qs, texts.query(), 50),
         "part: dense_hits (100)": lambda: search.dense_hits(qs, texts.query(), 100),
         "part: dense_hits (200)": lambda: search.dense_hits(qs, texts.query(), 200),
@@ -382,43 +372,6 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     out = {name: common.summary_ms(values) for name, values in samples.items()}
     log(f"in-process breakdown: {out}")
     return out
-
-
-_TERM_FREQUENCIES: dict[str, float] = {}
-
-
-def frequent_terms_dropped(tsquery: Callable[[str], str | None], share: float) -> Callable[[str], str | None]:
-    """A proposal, for measurement: ``keyword_tsquery`` without the terms that match more than
-    ``share`` of the rows, judged by the planner's statistics of ``search_document`` (its most
-    common lexemes, free to read after ANALYZE; table-wide, not per workspace). If every term is
-    that frequent, the rarest stays."""
-    from django.db import connection
-
-    if not _TERM_FREQUENCIES:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-                "WHERE tablename = 'memories_memory' AND attname = 'search_document'"
-            )
-            row = cursor.fetchone()
-        if row and row[0]:
-            _TERM_FREQUENCIES.update(zip(row[0], row[1], strict=False))
-
-    def frequency(term: str) -> float:
-        if term.endswith(":*"):
-            stem = term[:-2]
-            return min(1.0, sum(f for lexeme, f in _TERM_FREQUENCIES.items() if lexeme.startswith(stem)))
-        return _TERM_FREQUENCIES.get(term, 0.0)
-
-    def build(query: str) -> str | None:
-        built = tsquery(query)
-        if built is None:
-            return None
-        terms = built.split(" | ")
-        kept = [t for t in terms if frequency(t) <= share] or [min(terms, key=frequency)]
-        return " | ".join(kept)
-
-    return build
 
 
 def _execution_ms(plan: str) -> float | None:
