@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -19,6 +20,12 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL serve and every process it started (its own session: start_new_session=True)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def concurrent_healthz(url: str, calls: int) -> list[int]:
@@ -51,7 +58,7 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
             except httpx.TransportError:
                 time.sleep(0.3)
         if status != 200:
-            proc.kill()
+            kill_group(proc)
             pytest.fail(f"serve did not answer /healthz: {proc.communicate(timeout=30)[0].decode()[-3000:]}")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 3, "web, worker and beat must all be running"
@@ -61,7 +68,11 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
         assert statuses == [200] * 40
     finally:
         proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=30)[0].decode()
+        try:
+            output = proc.communicate(timeout=30)[0].decode()
+        except subprocess.TimeoutExpired:
+            kill_group(proc)  # never leave a web server, worker or beat behind (they'd eat the test broker's tasks)
+            output = proc.communicate(timeout=30)[0].decode()
     assert "MMW is serving on" in output
     assert "manage.py quickstart" in output
     for pid in children:
