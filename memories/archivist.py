@@ -40,11 +40,8 @@ from typing import Any
 
 import httpx
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import QuerySet
-from django.db.models.functions import Cast
+from django.db import transaction
 from django.utils import timezone
-from pgvector.django import CosineDistance, VectorField
 
 from accounts.keys import principal_for
 from memories import search
@@ -380,29 +377,15 @@ def candidates(record: Memory) -> list[Memory]:
     if record.fact_key is not None:
         for other in pool.filter(fact_key=record.fact_key).order_by("-version")[:SAME_KEY_CANDIDATES]:
             found[other.id] = other
-    keyword = [c.id for c in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES, record.project_id)]
-    loaded = pool.in_bulk(keyword)
-    for rid in keyword:
+    ranked = [c.id for c in search.keyword_hits(pool, keyword_query(record), KEYWORD_CANDIDATES, record.project_id)]
+    if record.embedding is not None and record.embedding_model:
+        vector = [float(x) for x in record.embedding]
+        ranked += [c.id for c in search.nearest(pool, vector, record.embedding_model, VECTOR_CANDIDATES)]
+    loaded = pool.in_bulk(ranked)
+    for rid in ranked:
         if rid in loaded:
             found.setdefault(rid, loaded[rid])
-    for other in _nearest(pool, record):
-        found.setdefault(other.id, other)
     return list(found.values())
-
-
-def _nearest(pool: QuerySet[Memory], record: Memory) -> list[Memory]:
-    """Nearest same-model vectors, through the model's partial HNSW index (as ``search`` does)."""
-    if record.embedding is None or not record.embedding_model:
-        return []
-    as_typed = Cast("embedding", VectorField(dimensions=len(record.embedding)))
-    ranked = (
-        pool.filter(embedding_model=record.embedding_model)
-        .annotate(distance=CosineDistance(as_typed, record.embedding))
-        .order_by("distance")[:VECTOR_CANDIDATES]
-    )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        return list(ranked)
 
 
 def keyword_query(record: Memory) -> str:

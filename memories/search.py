@@ -12,6 +12,7 @@ import datetime as dt
 import math
 import re
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -89,7 +90,7 @@ def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords: ~3 ms of ~10 saved.
     embedded = _EMBEDDER.submit(embedding.embed_query, query)
     keyword = keyword_hits(candidates, query, depth, project_id)
-    dense = nearest(candidates, embedded.result(), depth)
+    dense = _nearest_to(candidates, embedded.result(), depth)
     winners = fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
     loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
     return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
@@ -148,12 +149,6 @@ def keyword_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
-def keyword_tsquery(query: str) -> str | None:
-    """An OR query over ``keyword_terms``, or None if the query has no searchable word."""
-    terms = keyword_terms(query)
-    return " | ".join(terms) if terms else None
-
-
 @dataclass(frozen=True)
 class TermStats:
     """A project's corpus size and each query term's document frequency (``TermStat``)."""
@@ -196,11 +191,6 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
     return TermStats(corpus, [min(rows.get(i, 0), corpus) for i in range(1, len(terms) + 1)])
 
 
-def term_weights(project_id: uuid.UUID, terms: list[str]) -> list[float]:
-    """``term_stats(...).weights()``: each term's IDF in the project."""
-    return term_stats(project_id, terms).weights() if terms else []
-
-
 def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
     """The terms a record must contain one of to be scored: the rarest first while their
     summed document frequencies stay within ``KEYWORD_SCORED_ROWS`` (all of them in most
@@ -236,7 +226,8 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_i
     score = RawSQL(f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))", params, output_field=FloatField())  # noqa: S611
     match = matching_terms(terms, stats)
     found = candidates.extra(where=[f"search_document @@ {tsq}"], params=[" | ".join(match)])  # noqa: S610 - bound
-    if len(match) == 1 and stats.frequencies[terms.index(match[0])] > KEYWORD_SCORED_ROWS:
+    frequency = dict(zip(terms, stats.frequencies, strict=True))
+    if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS:  # only when one term alone is over
         newest = found.order_by("-created_at").values("id")[:KEYWORD_SCORED_ROWS]
         found = candidates.filter(id__in=newest)
     ranked = found.annotate(rank=score).order_by("-rank", "-created_at").values_list("id", "rank", "created_at")[:limit]
@@ -245,22 +236,27 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_i
 
 def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
     """Nearest records to ``query`` among ``candidates`` (see ``nearest``)."""
-    return nearest(candidates, embedding.embed_query(query), limit)
+    return _nearest_to(candidates, embedding.embed_query(query), limit)
 
 
-def nearest(
+def _nearest_to(
     candidates: QuerySet[Memory], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
 ) -> list[Candidate]:
-    """Nearest records by cosine distance to an embedded query (``embedding.embed_query``; None:
-    no model, no hits) among ``candidates`` that carry that model's vector. Uses the model's
-    partial HNSW index with pgvector 0.8 iterative scans, so selective filters (one workspace,
-    a tag) still return ``limit`` rows instead of an emptied top-k."""
+    """``nearest`` for an ``embedding.embed_query`` result (None: no model, no hits)."""
     if embedded is None:
         return []
     vector, backend = embedded
-    as_typed = Cast("embedding", VectorField(dimensions=backend.dim))
+    return nearest(candidates, vector, backend.model_id, limit)
+
+
+def nearest(candidates: QuerySet[Memory], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
+    """Records of ``candidates`` carrying a ``model_id`` vector, nearest to ``vector`` by cosine
+    distance (score = 1 - distance). Uses the model's partial HNSW index with pgvector 0.8
+    iterative scans, so selective filters (one workspace, a tag) still return ``limit`` rows
+    instead of an emptied top-k. Shared by ``search`` and the archivist."""
+    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
     ranked = (
-        candidates.filter(embedding_model=backend.model_id)
+        candidates.filter(embedding_model=model_id)
         .annotate(distance=CosineDistance(as_typed, vector))
         .order_by("distance")
         .values_list("id", "distance", "created_at")[:limit]

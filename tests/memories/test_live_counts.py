@@ -142,5 +142,5 @@ def test_keyword_ranking_weighs_rare_terms_over_common_ones(tenancy: Tenancy) ->
     # rare words ranks first, the one with one rare word second, the common-only ones after.
     assert [str(h.id) for h in hits[:2]] == [rare, common]
     assert len(hits) == 10
-    weights = search.term_weights(tenancy.alice.project.pk, ["caroline:*", "pottery:*", "zzz"])
+    weights = search.term_stats(tenancy.alice.project.pk, ["caroline:*", "pottery:*", "zzz"]).weights()
     assert weights[0] < weights[1] < weights[2]
