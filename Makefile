@@ -7,7 +7,7 @@ export MMW_DATA_DIR ?= $(CURDIR)/var
 export MMW_HOST ?= 127.0.0.1
 export MMW_PORT ?= 8000
 
-.PHONY: run test setup venv lint typecheck pytest bench bench-full stop clean
+.PHONY: run test test-fast setup venv lint typecheck pytest bench bench-full stop clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ pytest: venv
 	$(VENV)/bin/python -m pytest
 
 test: lint typecheck pytest
+
+# The inner loop (< 90 s): lint and the tests that start no server or process (not marked slow).
+test-fast: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings
 
 bench: venv
 	$(PY) bench/run.py --quick

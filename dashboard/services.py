@@ -11,7 +11,8 @@ from accounts.models import Account, Project, User, Workspace
 from accounts.services import audit_record, project_get_or_create
 from billing import gate
 from memories.models import Memory, MemoryRelation
-from mmw.errors import Conflict, InvalidInput
+from mmw import text
+from mmw.errors import Conflict
 from orgs.selectors import acting_membership
 
 MANAGE_REFUSAL = "only owners and admins can manage projects"
@@ -21,9 +22,7 @@ MANAGE_REFUSAL = "only owners and admins can manage projects"
 def project_create(*, account: Account, actor: User, name: str) -> Project:
     """A new project, within the plan's number of projects; an existing name is a clear error."""
     acting_membership(account=account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("project name must not be empty")
+    clean = text.clean_label("project name", name)
     if Project.objects.filter(account=account, name__iexact=clean, deleted_at__isnull=True).exists():
         raise Conflict(f"a project named {clean!r} already exists")
     gate.check_project_limit(account)
@@ -34,9 +33,7 @@ def project_create(*, account: Account, actor: User, name: str) -> Project:
 @transaction.atomic
 def project_rename(*, project: Project, actor: User, name: str) -> Project:
     acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("project name must not be empty")
+    clean = text.clean_label("project name", name)
     clash = Project.objects.filter(account=project.account, name__iexact=clean, deleted_at__isnull=True)
     if clash.exclude(pk=project.pk).exists():
         raise Conflict(f"a project named {clean!r} already exists")

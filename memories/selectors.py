@@ -17,7 +17,7 @@ from memories.workspaces import ALL, workspace_state
 from mmw.errors import Forbidden, InvalidInput, NotFound
 
 API_VERSION = "1.0"
-MAX_LIMIT = 100
+MAX_LIMIT = 100  # memories.inputs advertises these bounds; the texts are SPEC's
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
 
 

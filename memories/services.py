@@ -26,9 +26,7 @@ from memories import embedding, guard, inputs, rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
-from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, PayloadTooLarge
-
-MAX_DERIVED_FROM = 50
+from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 
 
 @dataclass(frozen=True)
@@ -82,16 +80,12 @@ def memory_remember(
 def _check_fields(data: RememberInput) -> None:
     if not data.content.strip():
         raise InvalidInput("content must not be empty")
-    if len(data.content) > settings.MMW_MAX_CONTENT_CHARS:
-        raise PayloadTooLarge("content exceeds maximum allowed length")
     if not data.workspace.strip() or not data.scope.strip():
         raise InvalidInput("workspace and scope must not be empty")
     if not 0.0 <= data.confidence <= 1.0:
         raise InvalidInput("confidence must be between 0 and 1")
     if data.source_hash is not None and data.source_id is None:
         raise InvalidInput("source_id is required when source_hash is provided")
-    if data.derived_from is not None and len(data.derived_from) > MAX_DERIVED_FROM:
-        raise InvalidInput("derived_from accepts at most 50 memory ids")
     if data.visibility not in Visibility.values:
         raise InvalidInput(f"visibility must be one of {', '.join(Visibility.values)}")
     if data.expected_version is not None and data.expected_version < 1:

@@ -153,7 +153,6 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Product limits (technical; plan limits live in billing.Plan). ---
-MMW_MAX_CONTENT_CHARS = 100_000
 MMW_MAX_MEMORIES_PER_WORKSPACE = env_int("MMW_MAX_MEMORIES_PER_WORKSPACE", 1_000_000, minimum=1)
 MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, minimum=1)
 
