@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from memories import inputs
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy
@@ -278,3 +279,65 @@ def _short(arguments: dict[str, Any]) -> str:
     return json.dumps({k: (v[:20] + "…" if isinstance(v, str) and len(v) > 20 else v) for k, v in arguments.items()})[
         :200
     ]
+
+
+# --- every parameter of every operation, generated from the one table ------------------------
+
+OPERATIONS: dict[str, tuple[tuple[Any, ...], dict[str, Any], str | None]] = {
+    # tool: (its parameter table, a valid base payload, its REST path (None: MCP only here))
+    "remember": (inputs.REMEMBER, {"content": "x"}, "/memories"),
+    "search": (inputs.SEARCH, {"query": "q"}, "/memories/search"),
+    "forget": (inputs.FORGET, {}, "/memories/forget"),
+    "validate_memory": (inputs.VALIDATE, {"source_id": "s", "current_source_hash": "h"}, "/memories/validate"),
+    "recall_context": (inputs.RECALL, {"task": "t"}, "/recall-context"),
+    "memory_history": (inputs.HISTORY, {"fact_key": "k"}, None),
+    "get_memory": (inputs.GET, {"memory_id": str(uuid.uuid4())}, None),
+}
+
+
+def _generated_cases() -> list[Case]:
+    """For each parameter: NUL, an unpaired surrogate, one character over its length, one item
+    over its count, a non-finite number — each expected to be refused with the generic text."""
+    cases: list[Case] = []
+    for tool, (params, base, path) in OPERATIONS.items():
+        for p in params:
+            if p.kind == "string":
+                bad_values = [(NUL, f"{p.name} {LONE}"), (SURROGATE, f"{p.name} {LONE}")]
+                if p.max_length is not None:
+                    message = p.too_long or f"{p.name} exceeds maximum length of {p.max_length}"
+                    bad_values.append(("y" * (p.max_length + 1), message))
+            elif p.kind == "string[]":
+                bad_values = [([NUL], f"{p.name}[0] {LONE}")]
+                if p.max_items is not None:
+                    too_many = p.too_many or f"{p.name} accepts at most {p.max_items} items"
+                    bad_values.append(([str(uuid.uuid4()) for _ in range(p.max_items + 1)], too_many))
+            elif p.kind == "number":
+                bad_values = [(float("inf"), f"{p.name} must be a finite number")]
+            else:
+                continue
+            for value, message in bad_values:
+                status = 413 if p.too_long and isinstance(value, str) and len(value) > (p.max_length or 0) else 400
+                cases.append((tool, {**base, p.name: value}, path or "", status, message))
+    return cases
+
+
+GENERATED = _generated_cases()
+
+
+@pytest.mark.slow
+def test_every_parameter_of_every_operation_is_bounded_on_both_surfaces(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    key = tenancy.alice.key
+    failures = []
+    for tool, arguments, path, status, message in GENERATED:
+        if path:
+            response = raw_rest(live_server, key, path, arguments)
+            if (response.status_code, _rest_message(response)) != (status, message):
+                failures.append(("REST", tool, _short(arguments), response.status_code, _rest_message(response)))
+        got = raw_mcp(live_server, key, tool, arguments)
+        if got != (True, f"Error executing tool {tool}: {message}"):
+            failures.append(("MCP", tool, _short(arguments), got))
+    assert len(GENERATED) > 90  # 95 today: every bounded parameter of the eight operations
+    assert not failures, "\n".join(map(str, failures))
+    assert Memory.objects.count() == 0
