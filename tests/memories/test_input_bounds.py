@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from billing.models import Plan
 from memories import inputs
 from memories.models import Memory
 from tests import live
@@ -116,6 +117,12 @@ def _value_cases() -> list[Case]:
 
 
 TABLE = _text_field_cases() + _length_cases() + _value_cases()
+
+
+@pytest.fixture(autouse=True)
+def _unlimited_calls(db: None) -> None:
+    """Hundreds of calls in a minute here: the plans' per-minute limits are not under test."""
+    Plan.objects.update(calls_per_minute_per_key=None, calls_per_minute_per_project=None)
 
 
 def raw_rest(server: LiveServer, key: str, path: str, arguments: dict[str, Any]) -> httpx.Response:
