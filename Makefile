@@ -7,7 +7,7 @@ export MMW_DATA_DIR ?= $(CURDIR)/var
 export MMW_HOST ?= 127.0.0.1
 export MMW_PORT ?= 8000
 
-.PHONY: run test test-fast setup venv lint typecheck pytest bench bench-full stop clean
+.PHONY: run test test-fast screenshots setup venv lint typecheck pytest bench bench-full stop clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ test: lint typecheck pytest
 test-fast: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings
+
+# Refresh the dashboard screenshots in docs/ (tests otherwise write them under var/).
+screenshots: venv
+	MMW_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(VENV)/bin/python -m pytest tests/e2e -q
 
 bench: venv
 	$(PY) bench/run.py --quick
