@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -42,14 +43,42 @@ def begin_read(principal: Principal) -> None:
         raise Forbidden("403 Forbidden: key lacks memory:read")
 
 
-def _scoped(principal: Principal, workspace: str) -> QuerySet[Memory] | None:
-    """Live visible records of one workspace (or all with ``*``); None when it does not exist yet."""
+@dataclass(frozen=True)
+class MemoryFilters:
+    """What a listing or a search may be narrowed by (the filters of ``inputs.SEARCH``)."""
+
+    scope: str | None = None
+    fact_key: str | None = None
+    source_id: str | None = None
+    tags: list[str] | None = None
+    min_confidence: float | None = None
+    min_importance: float | None = None
+    latest_only: bool = False
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> MemoryFilters:
+        """The filters among parsed parameters (other keys are ignored)."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+
+
+def memory_queryset(
+    *, principal: Principal, workspace: str, filters: MemoryFilters | None = None
+) -> QuerySet[Memory] | None:
+    """THE listing of records for every surface (search, recall, validate, the dashboard's
+    browser): the live records ``principal`` can read in ``workspace`` — a name, a workspace id,
+    or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
+    named workspace does not exist yet; a deleted workspace or another project's id raises its
+    error, as on writes."""
     base = Memory.objects.visible_to(principal).live().select_related("author", "api_key")
     if workspace == ALL:
-        return base.filter(workspace__deleted_at__isnull=True)
-    state = workspace_state(principal, workspace)
-    state.raise_problem()
-    return base.filter(workspace=state.workspace) if state.workspace is not None else None
+        qs = base.filter(workspace__deleted_at__isnull=True)
+    else:
+        state = workspace_state(principal, workspace)
+        state.raise_problem()
+        if state.workspace is None:
+            return None
+        qs = base.filter(workspace=state.workspace)
+    return _filtered(principal, qs, filters) if filters is not None else qs
 
 
 # --- search -------------------------------------------------------------------------------
@@ -68,26 +97,26 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
     answer = {**envelope(principal, v["workspace"]), "query": v["query"], "results": []}
-    base = _scoped(principal, v["workspace"])
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
-    hits = search.hybrid_hits(_filtered(principal, base, v), v["query"], v["limit"], principal.project.pk)
+    hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk)
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
     return answer
 
 
-def _filtered(principal: Principal, qs: QuerySet[Memory], v: dict[str, Any]) -> QuerySet[Memory]:
+def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> QuerySet[Memory]:
     for name in ("scope", "fact_key", "source_id"):
-        if v[name] is not None:
-            qs = qs.filter(**{name: v[name]})
-    if v["tags"]:
-        qs = qs.filter(tags__contains=v["tags"])
-    if v["min_confidence"] is not None:
-        qs = qs.filter(confidence__gte=v["min_confidence"])
-    if v["min_importance"] is not None:
-        qs = qs.filter(importance__gte=v["min_importance"])
-    if v["latest_only"]:
+        if getattr(f, name) is not None:
+            qs = qs.filter(**{name: getattr(f, name)})
+    if f.tags:
+        qs = qs.filter(tags__contains=f.tags)
+    if f.min_confidence is not None:
+        qs = qs.filter(confidence__gte=f.min_confidence)
+    if f.min_importance is not None:
+        qs = qs.filter(importance__gte=f.min_importance)
+    if f.latest_only:
         # "Latest" among the versions the caller can read: a hidden newer draft must neither
         # hide an older version nor reveal itself.
         newer = (
@@ -251,8 +280,8 @@ def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) 
     v = inputs.parse(inputs.VALIDATE, payload)
     if not v["source_id"].strip() or not v["current_source_hash"].strip():
         raise InvalidInput("source_id and current_source_hash must not be empty")
-    base = _scoped(principal, v["workspace"])
-    rows = list(base.filter(source_id=v["source_id"]).order_by("created_at")) if base is not None else []
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    rows = list(base.order_by("created_at")) if base is not None else []
     stale = [r for r in rows if r.source_hash != v["current_source_hash"]]
     fresh = [r for r in rows if r.source_hash == v["current_source_hash"]]
     return {
@@ -281,7 +310,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
         raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
     answer = {**envelope(principal, v["workspace"]), "task": v["task"], "token_budget": budget}
-    base = _scoped(principal, v["workspace"])
+    base = memory_queryset(principal=principal, workspace=v["workspace"])
     if base is None:
         return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
     hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
