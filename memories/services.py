@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,7 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_WRITE, Workspace
+from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
 from billing import gate
 from memories import embedding, guard, inputs, rules, tasks
@@ -27,6 +28,9 @@ from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibilit
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
+from orgs.selectors import acting_membership
+
+MANAGE_REFUSAL = "only owners and admins can manage projects"
 
 
 @dataclass(frozen=True)
@@ -336,12 +340,7 @@ def _soft_delete(principal: Principal, records: list[Memory], *, by: str) -> int
     if not records:
         return 0
     ids = [r.id for r in records]
-    now = timezone.now()
-    count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(
-        forgotten_at=now, forgotten_by=principal.user
-    )
-    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
-    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    count = _forget_ids(ids, at=timezone.now(), actor=principal.user)
     audit_record(
         action="memory.forgotten",
         account=principal.account,
@@ -354,6 +353,74 @@ def _soft_delete(principal: Principal, records: list[Memory], *, by: str) -> int
     return count
 
 
+def _forget_ids(ids: Sequence[uuid.UUID], *, at: datetime, actor: User | None) -> int:
+    """THE soft delete, for forget, workspace deletion and expiry alike: the still-live records
+    among ``ids`` get ``forgotten_at`` (they leave every read; the rows stay for audit and
+    history) and lose their graph relations. Returns how many were live. The caller writes the
+    audit row that says why, inside the same transaction."""
+    if not ids:
+        return 0
+    count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(forgotten_at=at, forgotten_by=actor)
+    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
+    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    return count
+
+
+@transaction.atomic
+def workspace_delete(*, workspace: Workspace, actor: User) -> int:
+    """Delete a workspace for good: its live records are forgotten (soft, kept for audit), their
+    relations removed, and its name stays reserved in the project (the row is kept, so the unique
+    constraint refuses the name; writes answer ``workspace '<name>' was deleted …``).
+    Returns the number of records forgotten. Owners and admins only; idempotent."""
+    project = workspace.project
+    acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    if locked.deleted_at is not None:
+        return 0
+    now = timezone.now()
+    ids = list(Memory.objects.filter(workspace=locked, forgotten_at__isnull=True).values_list("id", flat=True))
+    count = _forget_ids(ids, at=now, actor=actor)
+    locked.deleted_at = now
+    locked.save(update_fields=["deleted_at"])
+    audit_record(
+        action="workspace.deleted",
+        account=project.account,
+        actor_user=actor,
+        target_type="workspace",
+        target_id=str(locked.public_id),
+        data={"name": locked.name, "project": str(project.pk), "forgotten_count": count},
+    )
+    return count
+
+
+def memory_expire_due(*, limit: int) -> int:
+    """Soft-forget up to ``limit`` records past ``expires_at`` (reads already hide them; this
+    makes it permanent and drops their relations), with one ``memory.expired`` audit row per
+    project naming them. Concurrent runs skip each other's rows. Returns how many."""
+    now = timezone.now()
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.filter(forgotten_at__isnull=True, expires_at__lte=now)
+            .order_by("expires_at")
+            .select_for_update(skip_locked=True)
+            .values_list("id", "account_id", "project_id")[:limit]
+        )
+        count = _forget_ids([memory_id for memory_id, _, _ in rows], at=now, actor=None)
+        groups: dict[tuple[int, uuid.UUID], list[str]] = defaultdict(list)
+        for memory_id, account_id, project_id in rows:
+            groups[(account_id, project_id)].append(str(memory_id))
+        accounts = Account.objects.in_bulk({key[0] for key in groups})
+        for (account_id, project_id), group in groups.items():
+            audit_record(
+                action="memory.expired",
+                account=accounts.get(account_id),
+                target_type="memory",
+                target_id=group[0] if len(group) == 1 else "",
+                data={"by": "expires_at", "ids": group, "project": str(project_id)},
+            )
+    return count
+
+
 def _parse_uuid(value: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(value)
@@ -361,4 +428,4 @@ def _parse_uuid(value: str) -> uuid.UUID | None:
         return None
 
 
-__all__ = ["API_VERSION", "MMWError", "memory_forget", "memory_remember"]
+__all__ = ["API_VERSION", "MMWError", "memory_expire_due", "memory_forget", "memory_remember", "workspace_delete"]
