@@ -35,9 +35,6 @@ class Principal:
     api_key: ApiKey | None
     scopes: frozenset[str] = field(default_factory=frozenset)
     department_ids: frozenset[int] = field(default_factory=frozenset)
-    # Facts read once per call (a principal lives for one request or tool call), such as the
-    # account's billing state, which every gate of one call must see alike.
-    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def device_label(self) -> str:

@@ -7,7 +7,6 @@ the order SPEC §2 lists, with its exact texts, whichever surface (REST, MCP, da
 from __future__ import annotations
 
 import uuid
-import zlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,19 +14,19 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
-from billing import gate
-from memories import embedding, guard, inputs, rules, tasks
+from memories import admission, embedding, guard, inputs, rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
+from mmw.locks import advisory_xact_lock
 from orgs.selectors import acting_membership
 
 MANAGE_REFUSAL = "only owners and admins can manage projects"
@@ -68,7 +67,7 @@ def memory_remember(
             replay = _idempotent_replay(principal, data, idempotency_key)
             if replay is not None:
                 return replay
-        answer = _remember(principal, data, derived)
+        answer = _remember(principal, data, derived, admission.admit(principal))
         if idempotency_key is not None and principal.api_key is not None:
             IdempotencyRecord.objects.create(
                 api_key=principal.api_key,
@@ -118,7 +117,7 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     if principal.api_key is None:
         return None
     # Serialise concurrent requests with the same key; the loser sees the winner's record.
-    _advisory_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
+    advisory_xact_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
     record = IdempotencyRecord.objects.filter(
         api_key=principal.api_key, project=principal.project, workspace_name=data.workspace, key=key
     ).first()
@@ -129,7 +128,9 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     return dict(record.response)
 
 
-def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID]) -> dict[str, Any]:
+def _remember(
+    principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
+) -> dict[str, Any]:
     now = timezone.now()
     expires_at = rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
     state = workspace_state(principal, data.workspace)
@@ -137,13 +138,13 @@ def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID
     if SCOPE_WRITE not in principal.scopes:
         raise Forbidden("403 Forbidden: key lacks memory:write")
     clean, redactions = _screen(principal, data)
-    gate.check_project_quota(principal)
+    admitted.check_quota()
     _check_technical_limits(principal, state)
-    gate.check_rate(principal)
+    admitted.check_rate()
     state.raise_problem()
     if not principal.membership.may_write:
         raise Forbidden("membership may not write in this organization")
-    gate.ensure_may_write(principal)
+    admitted.ensure_may_write()
     workspace = state.workspace or Workspace.objects.get_or_create(project=principal.project, name=data.workspace)[0]
     vector, model_id = embedding.embed_for_write(clean["content"])
     if version > 1:
@@ -178,7 +179,7 @@ def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID
     )
     _link_derived(memory, derived)
     transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
-    return _remember_answer(principal, memory, redactions)
+    return _remember_answer(principal, memory, redactions, admitted)
 
 
 def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
@@ -191,7 +192,7 @@ def _next_version(principal: Principal, state: WorkspaceState, data: RememberInp
         return 1
     latest_seen = latest_any = 0
     if state.workspace is not None:
-        _advisory_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
+        advisory_xact_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
         versions = Memory.objects.filter(workspace=state.workspace, fact_key=data.fact_key)
         latest_any = versions.aggregate(m=Max("version"))["m"] or 0
         seen = Memory.objects.visible_to(principal).live().filter(workspace=state.workspace, fact_key=data.fact_key)
@@ -234,10 +235,12 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
     )
 
 
-def _remember_answer(principal: Principal, memory: Memory, redactions: list[dict[str, str]]) -> dict[str, Any]:
+def _remember_answer(
+    principal: Principal, memory: Memory, redactions: list[dict[str, str]], admitted: admission.Admission
+) -> dict[str, Any]:
     return {
         "id": str(memory.id),
-        **envelope(principal, memory.workspace.name),
+        **envelope(principal, memory.workspace.name, admitted),
         "scope": memory.scope,
         "status": "unverified",
         "source_id": memory.source_id,
@@ -254,19 +257,6 @@ def _remember_answer(principal: Principal, memory: Memory, redactions: list[dict
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def _advisory_lock(namespace: str, key: str) -> None:
-    """A transaction-scoped PostgreSQL advisory lock on (namespace, key)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
-            [zlib.crc32(namespace.encode()) & 0x7FFFFFFF, _signed32(zlib.crc32(key.encode()))],
-        )
-
-
-def _signed32(value: int) -> int:
-    return value - (1 << 32) if value >= (1 << 31) else value
 
 
 # --- forget -----------------------------------------------------------------------------
@@ -286,21 +276,24 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         raise InvalidInput("workspace and scope must not be empty")
     if workspace_name == ALL and source_id is not None:
         raise InvalidInput("forget by source_id needs one workspace, not '*'")
-    gate.check_rate(principal)
+    admitted = admission.admit(principal)
+    admitted.check_rate()
     state = WorkspaceState(ALL, None) if workspace_name == ALL else workspace_state(principal, workspace_name)
     state.raise_problem()
     if SCOPE_WRITE not in principal.scopes:
         raise Forbidden("403 Forbidden: key lacks memory:write")
     if not principal.membership.may_write:
         raise Forbidden("membership may not write in this organization")
-    gate.ensure_may_write(principal)
+    admitted.ensure_may_write()
     with transaction.atomic():
         if memory_id is not None:
-            return _forget_one(principal, memory_id, state)
-        return _forget_source(principal, source_id, state)
+            return _forget_one(principal, memory_id, state, admitted)
+        return _forget_source(principal, source_id, state, admitted)
 
 
-def _forget_one(principal: Principal, memory_id: str, state: WorkspaceState) -> dict[str, Any]:
+def _forget_one(
+    principal: Principal, memory_id: str, state: WorkspaceState, admitted: admission.Admission
+) -> dict[str, Any]:
     """Forget one record of the given workspace (``*``: of any workspace of the project)."""
     target = _parse_uuid(memory_id)
     record = None
@@ -314,12 +307,14 @@ def _forget_one(principal: Principal, memory_id: str, state: WorkspaceState) -> 
     return {
         "id": memory_id,
         "forgotten": forgotten,
-        **envelope(principal, name),
+        **envelope(principal, name, admitted),
         "at": timezone.now().isoformat(),
     }
 
 
-def _forget_source(principal: Principal, source_id: str, state: WorkspaceState) -> dict[str, Any]:
+def _forget_source(
+    principal: Principal, source_id: str, state: WorkspaceState, admitted: admission.Admission
+) -> dict[str, Any]:
     count = 0
     if state.workspace is not None:
         records = list(
@@ -331,7 +326,7 @@ def _forget_source(principal: Principal, source_id: str, state: WorkspaceState) 
     return {
         "source_id": source_id,
         "forgotten_count": count,
-        **envelope(principal, state.name),
+        **envelope(principal, state.name, admitted),
         "at": timezone.now().isoformat(),
     }
 

@@ -17,12 +17,13 @@ pytestmark = pytest.mark.django_db
 
 def key_of(raw: str) -> ApiKey:
     principal = resolve_key(raw)
-    assert principal is not None and principal.api_key is not None
+    assert principal is not None
+    assert principal.api_key is not None
     return principal.api_key
 
 
 def test_a_member_cannot_revoke_someone_elses_key(tenancy: Tenancy) -> None:
-    with pytest.raises(Forbidden, match="^only the key's holder, an owner or an admin can revoke it$"):
+    with pytest.raises(Forbidden, match=r"^only the key's holder, an owner or an admin can revoke it$"):
         services.api_key_revoke(api_key=key_of(tenancy.alice.key), actor=tenancy.bob.user)
     assert resolve_key(tenancy.alice.key) is not None
     assert not AuditEvent.objects.filter(action="api_key.revoked").exists()

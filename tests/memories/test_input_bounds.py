@@ -308,6 +308,7 @@ def _generated_cases() -> list[Case]:
     cases: list[Case] = []
     for tool, (params, base, path) in OPERATIONS.items():
         for p in params:
+            bad_values: list[tuple[Any, str]]
             if p.kind == "string":
                 bad_values = [(NUL, f"{p.name} {LONE}"), (SURROGATE, f"{p.name} {LONE}")]
                 if p.max_length is not None:
@@ -336,7 +337,7 @@ def test_every_parameter_of_every_operation_is_bounded_on_both_surfaces(
     live_server: LiveServer, tenancy: Tenancy
 ) -> None:
     key = tenancy.alice.key
-    failures = []
+    failures: list[tuple[Any, ...]] = []
     for tool, arguments, path, status, message in GENERATED:
         if path:
             response = raw_rest(live_server, key, path, arguments)
