@@ -145,12 +145,22 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mmw.api_errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # JSON in, JSON out: no browsable HTML pages, no form or multipart bodies (other types → 415).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
+# The OpenAPI schema at /api/v1/schema/ (memories/api/schema.py describes answers and errors).
 SPECTACULAR_SETTINGS = {
     "TITLE": "MMW API",
-    "DESCRIPTION": "Memory service for AI agents: remember, search, forget, validate.",
+    "DESCRIPTION": "Memory service for AI agents: remember, search, forget, validate. Every error answers "
+    '{"error": {"code", "message"}} with the status documented on its operation.',
     "VERSION": "1.0",
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memories.api.schema.add_components_and_healthz",
+    ],
 }
 
 # --- Product limits (technical; plan limits live in billing.Plan). ---
