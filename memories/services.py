@@ -273,7 +273,7 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     if memory_id is not None and source_id is not None:
         raise InvalidInput("Provide only one of memory_id and source_id: forgetting by source must be explicit")
     if not workspace_name.strip():
-        raise InvalidInput("workspace and scope must not be empty")
+        raise InvalidInput("workspace must not be empty")
     if workspace_name == ALL and source_id is not None:
         raise InvalidInput("forget by source_id needs one workspace, not '*'")
     admitted = admission.admit(principal)
