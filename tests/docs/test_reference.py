@@ -60,3 +60,18 @@ def test_every_error_text_in_the_code_is_on_the_errors_page() -> None:
     assert len(texts) > 40  # the scan found the services' texts
     missing = [f"{where}: {text!r}" for where, text in texts if text not in page]
     assert not missing, "explain these in docs/reference/errors.md:\n" + "\n".join(missing)
+
+
+def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
+    from mmw import boundary
+
+    page = (PAGES / "errors.md").read_text()
+    for text in (
+        boundary.UNAVAILABLE_MESSAGE,
+        boundary.OVERLOADED_MESSAGE,
+        boundary.TOO_LARGE_MESSAGE,
+        boundary.TOO_DEEP_MESSAGE,
+        "internal error (request <id>)",
+    ):
+        assert text in page, text
+
