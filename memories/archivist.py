@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import re
 import unicodedata
 import uuid
@@ -248,16 +247,14 @@ class LLMConfig:
 
 
 def llm_config() -> LLMConfig | None:
-    """The chat model to ask, from settings (or the environment), or None (the default)."""
-
-    def read(name: str) -> str:
-        return str(getattr(settings, name, None) or os.environ.get(name, "")).strip()
-
-    url = read("MMW_ARCHIVIST_LLM_URL")
+    """The chat model to ask (settings ``MMW_ARCHIVIST_LLM_*``), or None: the default, no LLM."""
+    url = settings.MMW_ARCHIVIST_LLM_URL.strip()
     if not url:
         return None
     return LLMConfig(
-        url=url.rstrip("/"), model=read("MMW_ARCHIVIST_LLM_MODEL") or "default", key=read("MMW_ARCHIVIST_LLM_KEY")
+        url=url.rstrip("/"),
+        model=settings.MMW_ARCHIVIST_LLM_MODEL.strip() or "default",
+        key=settings.MMW_ARCHIVIST_LLM_KEY.strip(),
     )
 
 

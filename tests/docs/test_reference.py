@@ -74,4 +74,3 @@ def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
         "internal error (request <id>)",
     ):
         assert text in page, text
-
