@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,6 +88,84 @@ def silent_database() -> Iterator[int]:
         yield int(listener.getsockname()[1])
     finally:
         listener.close()
+
+
+class HangingProxy:
+    """TCP on 127.0.0.1 forwarded to the test PostgreSQL's socket; ``hang()`` stops forwarding
+    while every connection stays open: a database that neither answers nor fails (SIGSTOP)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = int(self.listener.getsockname()[1])
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hang(self) -> None:
+        self.flowing.clear()
+
+    def resume(self) -> None:
+        self.flowing.set()
+
+    def close(self) -> None:
+        self.flowing.set()
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                upstream = socket.socket(socket.AF_UNIX)
+                upstream.connect(self.target)
+                self.sockets += [client, upstream]
+                for a, b in ((client, upstream), (upstream, client)):
+                    threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                self.flowing.wait()
+                sink.sendall(data)
+
+
+def test_a_hung_database_answers_503_by_the_deadline_and_recovers(
+    transactional_db: None, tenancy: Tenancy, tmp_path: Path
+) -> None:
+    db = connection.settings_dict
+    proxy = HangingProxy(f"{db['HOST']}/.s.PGSQL.{db['PORT'] or 5432}")
+    database_url = f"postgresql://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    auth = {"Authorization": f"Bearer {tenancy.alice.key}"}
+    try:
+        with served(tmp_path / "server.log", DATABASE_URL=database_url, MMW_REQUEST_DEADLINE="3") as url:
+            assert httpx.get(f"{url}/api/v1/workspaces", headers=auth, timeout=10).status_code == 200
+            proxy.hang()
+            health, took = timed(lambda: httpx.get(f"{url}/healthz", timeout=10))
+            assert health.status_code == 503, health.text
+            assert took < 1.0
+            assert health.json()["database"] == "unreachable"
+            for _ in range(2):
+                rest, took = timed(lambda: httpx.get(f"{url}/api/v1/workspaces", headers=auth, timeout=30))
+                assert rest.status_code == 503, rest.text
+                assert took < 3.5
+                assert "retry-after" in rest.headers
+                mcp, took = timed(
+                    lambda: httpx.post(f"{url}/mcp", json=CALL, headers={**auth, **MCP_HEADERS}, timeout=30)
+                )
+                assert mcp.status_code == 503, mcp.text
+                assert took < 3.5
+            proxy.resume()
+            deadline = time.monotonic() + 15
+            while httpx.get(f"{url}/api/v1/workspaces", headers=auth, timeout=30).status_code != 200:
+                assert time.monotonic() < deadline, "no recovery after the database came back"
+                time.sleep(0.5)
+    finally:
+        proxy.close()
 
 
 def timed(call: object) -> tuple[httpx.Response, float]:
