@@ -197,7 +197,10 @@ class Boundary:
         state = RequestState(new_request_id())
         scope[SCOPE_KEY] = state
         reply = _Reply(send, state.request_id)
-        body = await _read_body(scope, receive)
+        try:
+            body = await _read_body(scope, receive)
+        except _ClientGone:
+            return
         if body is None:
             await reply(413, error_body(surface, "payload_too_large", TOO_LARGE_MESSAGE))
             return
@@ -216,15 +219,14 @@ class Boundary:
             return
         exchange = _Exchange(self._app, scope, surface, state, body, reply)
         task = asyncio.ensure_future(exchange.run(receive, send))
+        # The slot is held until the call really ends, whatever happens to this coroutine.
+        task.add_done_callback(lambda _: gate.release())
         try:
             await asyncio.wait_for(asyncio.shield(task), self._deadline)
         except TimeoutError:
             # A hung database (no error, no answer): answer now; the stuck call keeps its slot
-            # until it ends (at most one per pooled connection can be stuck like this).
+            # (at most one per pooled connection can be stuck like this).
             await exchange.give_up(self._deadline)
-            task.add_done_callback(lambda _: gate.release())
-            return
-        gate.release()
 
     def _gate(self) -> asyncio.Semaphore:
         """This event loop's admission semaphore (a served app may be run by several loops in turn)."""
@@ -318,6 +320,10 @@ class _Exchange:
         await self._replace(status)
 
 
+class _ClientGone(Exception):
+    """The client disconnected before its request body was complete: nothing to answer."""
+
+
 async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
     """The whole request body, or None as soon as it is known to exceed ``MAX_BODY_BYTES``."""
     for name, value in scope.get("headers", []):
@@ -332,7 +338,7 @@ async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break  # disconnect: the app will see it on its own receive
+            raise _ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
