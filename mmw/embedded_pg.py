@@ -54,6 +54,7 @@ def _server(pgdata: Path) -> Any:
         # get_server keeps one handle per data directory and process and starts the server only
         # the first time: a server that died since (serve restarting it) is started here.
         with server._lock:
+            server.ensure_pgdata_inited()  # as root, also re-opens the path to the pgserver user
             server.ensure_postgres_running()
     return server
 
