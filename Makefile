@@ -7,7 +7,7 @@ export MMW_DATA_DIR ?= $(CURDIR)/var
 export MMW_HOST ?= 127.0.0.1
 export MMW_PORT ?= 8000
 
-.PHONY: run test setup venv lint typecheck pytest bench bench-full stop clean
+.PHONY: run test test-fast screenshots setup venv lint typecheck pytest fuzz bench bench-full stop clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,20 @@ pytest: venv
 	$(VENV)/bin/python -m pytest
 
 test: lint typecheck pytest
+
+# The inner loop (< 90 s): lint and the tests that start no server or process (not marked slow).
+test-fast: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings
+
+# Refresh the dashboard screenshots in docs/ (tests otherwise write them under var/).
+screenshots: venv
+	MMW_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(VENV)/bin/python -m pytest tests/e2e -q
+
+# Schemathesis against the served OpenAPI schema on a live server, >= 10,000 cases (520 positive
+# and 520 negative per operation, fixed seed); prints cases, 5xx and failures by class.
+fuzz: venv
+	MMW_FUZZ_EXAMPLES=$${MMW_FUZZ_EXAMPLES:-520} $(VENV)/bin/python -m pytest tests/memories/test_schemathesis.py -q -s -p no:cacheprovider
 
 bench: venv
 	$(PY) bench/run.py --quick

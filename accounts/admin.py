@@ -13,6 +13,7 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.admin_login import ThrottledAdminAuthenticationForm
 from accounts.models import Account, ApiKey, AuditEvent, Project, User, Workspace
 from accounts.services import api_key_revoke
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
 else:
     UserBase = DjangoUserAdmin
     AccountBase = ProjectBase = WorkspaceBase = ApiKeyBase = AuditBase = admin.ModelAdmin
+
+# The admin's login is throttled like the dashboard's (same limiter, same counters).
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 class ReadOnlyMixin:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -35,9 +36,6 @@ class Principal:
     api_key: ApiKey | None
     scopes: frozenset[str] = field(default_factory=frozenset)
     department_ids: frozenset[int] = field(default_factory=frozenset)
-    # Facts read once per call (a principal lives for one request or tool call), such as the
-    # account's billing state, which every gate of one call must see alike.
-    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def device_label(self) -> str:
@@ -55,12 +53,22 @@ def mint() -> tuple[str, str, str]:
     return raw, token[:LOOKUP_CHARS], digest(raw)
 
 
-def resolve_bearer(header: str) -> Principal | None:
+# The one rule for an ``Authorization`` header, on REST and MCP alike: the scheme ``Bearer`` in
+# any case, one or more spaces or tabs, then the key; blanks around the whole value are ignored.
+# Anything else (another scheme, no key, a key with a blank inside) carries no key.
+_BEARER = re.compile(r"[ \t]*bearer[ \t]+(?P<key>[^ \t]+)[ \t]*", re.IGNORECASE)
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The key in an ``Authorization`` header value, or ``None`` when it carries none."""
+    match = _BEARER.fullmatch(header or "")
+    return match.group("key") if match else None
+
+
+def resolve_bearer(header: str | None) -> Principal | None:
     """Resolve an ``Authorization`` header value; ``None`` for anything but a live key."""
-    scheme, _, credentials = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return resolve_key(credentials.strip())
+    token = bearer_token(header)
+    return resolve_key(token) if token is not None else None
 
 
 def resolve_key(raw_key: str) -> Principal | None:

@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from accounts import keys
 from accounts.models import ALL_SCOPES, Account, ApiKey, AuditEvent, Project, User
+from mmw import text
 from mmw.errors import Forbidden, InvalidInput
 from orgs.models import Membership
-from orgs.selectors import has_project_access
+from orgs.selectors import active_membership, has_project_access
 
 
 def audit_record(
@@ -54,7 +55,7 @@ def user_get_or_create(*, email: str) -> tuple[User, bool]:
 
 @transaction.atomic
 def account_create(*, name: str, owner: User, kind: str = Account.Kind.ORGANIZATION) -> Account:
-    account = Account.objects.create(name=name, kind=kind)
+    account = Account.objects.create(name=text.clean_label("account name", name), kind=kind)
     Membership.objects.create(account=account, user=owner, role=Membership.Role.OWNER)
     audit_record(
         action="account.created", account=account, actor_user=owner, target_type="account", target_id=account.tenant_id
@@ -71,9 +72,7 @@ def personal_account(*, user: User) -> Account:
 
 @transaction.atomic
 def project_get_or_create(*, account: Account, name: str, actor: User) -> tuple[Project, bool]:
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("project name must not be empty")
+    clean = text.clean_label("project name", name)
     project = Project.objects.filter(account=account, name__iexact=clean, deleted_at__isnull=True).first()
     if project is not None:
         return project, False
@@ -111,6 +110,8 @@ def api_key_create(
         raise InvalidInput("only an active member of the account can hold its keys")
     if not has_project_access(membership=membership, project=project):
         raise Forbidden("this member has no access to the project")
+    name = text.check_name("key name", name.strip(), 200, wildcard_ok=True) if name.strip() else ""
+    device_label = text.check_name("device label", device_label.strip(), 200, wildcard_ok=True)
     raw, prefix, digest = keys.mint()
     api_key = ApiKey.objects.create(
         account=project.account,
@@ -135,7 +136,11 @@ def api_key_create(
 
 @transaction.atomic
 def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
-    """Revoke the key now (idempotent: revoking twice keeps the first time)."""
+    """Revoke the key now (idempotent: revoking twice keeps the first time). Allowed to the key's
+    holder, an owner or admin of its account, and support staff holding the admin's permission
+    to change keys; anyone else gets ``Forbidden`` and nothing changes."""
+    if not _may_revoke(actor, api_key):
+        raise Forbidden("only the key's holder, an owner or an admin can revoke it")
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at"])
@@ -148,3 +153,12 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
             data={"prefix": api_key.prefix},
         )
     return api_key
+
+
+def _may_revoke(actor: User, api_key: ApiKey) -> bool:
+    if actor.pk == api_key.user_id:
+        return True
+    if actor.is_active and actor.is_staff and actor.has_perm("accounts.change_apikey"):
+        return True
+    membership = active_membership(account=api_key.account, user=actor)
+    return membership is not None and membership.manages

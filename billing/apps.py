@@ -9,6 +9,11 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from accounts.models import Account
         from billing import signals
+        from billing.gate import BillingGatekeeper
+        from memories import admission
+
+        # The memory core asks its one seam; billing answers it (memories never imports billing).
+        admission.install(BillingGatekeeper())
 
         post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
         post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

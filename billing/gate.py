@@ -1,70 +1,91 @@
-"""What billing and limits allow, asked by the memory services at the points SPEC §2 orders.
+"""What billing and limits allow. The memory core asks through ``memories.admission`` (one
+``CallAdmission`` per call, installed by ``billing.apps``), at the points SPEC §2 orders:
 
-- ``check_project_quota``: the plan's records-per-project limit, counted under a transaction-
-  scoped advisory lock on the project, so two racing writes cannot both take the last slot
-  (call it inside the write's transaction, as ``memory_remember`` does).
+- ``check_quota``: the plan's records-per-project limit, counted under a transaction-scoped
+  advisory lock on the project, so two racing writes cannot both take the last slot (called
+  inside the write's transaction, as ``memory_remember`` does).
 - ``check_rate``: one call counted per key and per project in fixed one-minute windows
   (``billing.counters``: Redis ``INCR`` or a PostgreSQL upsert), refused past the plan's limits
   with ``Retry-After`` = the seconds left in the window; allowed calls also feed monthly usage.
-- ``ensure_may_write`` / ``read_notice``: the ``[MMW Notice]: …`` of an account in a grace
-  period, suspended, or without a subscription — raised for writes and forget, attached to reads.
+- ``ensure_may_write`` / ``notice``: the ``[MMW Notice]: …`` of an account in a grace period,
+  suspended, or without a subscription — raised for writes and forget, attached to reads.
+
+``check_project_limit`` and ``ensure_organization_features`` are asked by account and
+organisation management.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-import zlib
-
-from django.db import connection
 
 from accounts.keys import Principal
 from accounts.models import Account
 from billing import counters, selectors
 from mmw.errors import BillingNotice, Forbidden, RateLimited
+from mmw.locks import advisory_xact_lock
 
 WINDOW_SECONDS = 60
 MONTHLY_TTL_SECONDS = 40 * 24 * 3600  # a month's call count outlives the month for the snapshot job
-_QUOTA_LOCK_NAMESPACE = zlib.crc32(b"billing-project-quota") & 0x7FFFFFFF
+_QUOTA_LOCK_NAMESPACE = "billing-project-quota"
 
 
-def billing_state(principal: Principal) -> selectors.BillingState:
-    """The caller's account's billing state, read once per principal (one request or call)."""
-    state = principal.memo.get("billing_state")
-    if not isinstance(state, selectors.BillingState):
-        state = principal.memo["billing_state"] = selectors.billing_state(principal.account)
-    return state
+class CallAdmission:
+    """``memories.admission.Admission`` for one call: the account's billing state is read once,
+    on first need, so every check of the call sees the same state."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+        self._state: selectors.BillingState | None = None
+
+    @property
+    def state(self) -> selectors.BillingState:
+        if self._state is None:
+            self._state = selectors.billing_state(self.principal.account)
+        return self._state
+
+    def check_quota(self) -> None:
+        """Raise ``project memory limit exceeded`` when the plan's record limit is reached; the
+        count is taken under a transaction-scoped advisory lock on the project."""
+        plan = self.state.plan
+        limit = plan.records_per_project if plan else None
+        if limit is None:
+            return
+        advisory_xact_lock(_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
+        if selectors.live_records(self.principal.project) >= limit:
+            raise Forbidden("project memory limit exceeded", code="limit_exceeded")
+
+    def check_rate(self) -> None:
+        """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""
+        principal = self.principal
+        per_key, per_project = selectors.rate_limits(principal.account, self.state)
+        now = counters.now()
+        window = int(now // WINDOW_SECONDS)
+        retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
+        key = principal.api_key
+        if per_key is not None and key is not None and _hit(f"rate:key:{key.pk}:{window}") > per_key:
+            raise RateLimited("MCP rate limit exceeded", retry_after=retry_after)
+        if per_project is not None and _hit(f"rate:project:{principal.project.pk}:{window}") > per_project:
+            raise RateLimited("project call limit exceeded", retry_after=retry_after)
+        month = dt.datetime.fromtimestamp(now, tz=dt.UTC).strftime("%Y%m")
+        counters.hit(monthly_calls_bucket(str(principal.project.pk), month), ttl=MONTHLY_TTL_SECONDS)
+
+    def ensure_may_write(self) -> None:
+        """Raise ``BillingNotice`` (``[MMW Notice]: …``) when the account may not write now."""
+        notice = self.notice()
+        if notice is not None:
+            raise BillingNotice(notice)
+
+    def notice(self) -> str | None:
+        """The notice read answers carry (grace period, suspended, no subscription), or None."""
+        return selectors.notice_of(self.state, self.principal.account)
 
 
-def check_project_quota(principal: Principal) -> None:
-    """Raise ``project memory limit exceeded`` when the plan's record limit is reached."""
-    plan = billing_state(principal).plan
-    limit = plan.records_per_project if plan else None
-    if limit is None:
-        return
-    with connection.cursor() as cursor:  # held until the write's transaction ends
-        key = zlib.crc32(str(principal.project.pk).encode())
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
-            [_QUOTA_LOCK_NAMESPACE, key - (1 << 32) if key >= (1 << 31) else key],
-        )
-    if selectors.live_records(principal.project) >= limit:
-        raise Forbidden("project memory limit exceeded", code="limit_exceeded")
+class BillingGatekeeper:
+    """Installed into ``memories.admission`` by ``billing.apps``."""
 
-
-def check_rate(principal: Principal) -> None:
-    """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""
-    per_key, per_project = selectors.rate_limits(principal.account, billing_state(principal))
-    now = counters.now()
-    window = int(now // WINDOW_SECONDS)
-    retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
-    key = principal.api_key
-    if per_key is not None and key is not None and _hit(f"rate:key:{key.pk}:{window}") > per_key:
-        raise RateLimited("MCP rate limit exceeded", retry_after=retry_after)
-    if per_project is not None and _hit(f"rate:project:{principal.project.pk}:{window}") > per_project:
-        raise RateLimited("project call limit exceeded", retry_after=retry_after)
-    month = dt.datetime.fromtimestamp(now, tz=dt.UTC).strftime("%Y%m")
-    counters.hit(monthly_calls_bucket(str(principal.project.pk), month), ttl=MONTHLY_TTL_SECONDS)
+    def admit(self, principal: Principal) -> CallAdmission:
+        return CallAdmission(principal)
 
 
 def _hit(bucket: str) -> int:
@@ -74,18 +95,6 @@ def _hit(bucket: str) -> int:
 def monthly_calls_bucket(project_id: str, month: str) -> str:
     """The counter of a project's allowed calls in ``month`` (``YYYYMM``)."""
     return f"calls:project:{project_id}:{month}"
-
-
-def ensure_may_write(principal: Principal) -> None:
-    """Raise ``BillingNotice`` (``[MMW Notice]: …``) when the account may not write now."""
-    notice = selectors.notice_of(billing_state(principal), principal.account)
-    if notice is not None:
-        raise BillingNotice(notice)
-
-
-def read_notice(principal: Principal) -> str | None:
-    """The notice to attach to read answers (grace period, suspended, no subscription), or None."""
-    return selectors.notice_of(billing_state(principal), principal.account)
 
 
 def check_project_limit(account: Account) -> None:

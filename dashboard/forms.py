@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from accounts.models import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE
+from memories import inputs
 from orgs.models import Membership
 
 
@@ -31,12 +32,19 @@ class KeyForm(forms.Form):
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(required=False, label="Search", widget=forms.TextInput(attrs={"type": "search"}))
-    workspace = forms.CharField(required=False, initial="*")
-    scope = forms.CharField(required=False)
-    fact_key = forms.CharField(required=False)
-    source_id = forms.CharField(required=False)
-    tags = forms.CharField(required=False, help_text="comma-separated; all must match")
+    # Bounds from the one parameter table (memories.inputs), so the browser and the API refuse alike.
+    q = forms.CharField(
+        required=False, max_length=inputs.QUERY_CHARS, label="Search", widget=forms.TextInput(attrs={"type": "search"})
+    )
+    workspace = forms.CharField(required=False, max_length=inputs.NAME_CHARS, initial="*")
+    scope = forms.CharField(required=False, max_length=inputs.NAME_CHARS)
+    fact_key = forms.CharField(required=False, max_length=inputs.KEY_CHARS)
+    source_id = forms.CharField(required=False, max_length=inputs.KEY_CHARS)
+    tags = forms.CharField(
+        required=False,
+        max_length=inputs.MAX_TAGS * (inputs.NAME_CHARS + 1),
+        help_text="comma-separated; all must match",
+    )
     min_confidence = forms.FloatField(required=False, min_value=0, max_value=1)
     min_importance = forms.FloatField(required=False, min_value=0, max_value=1)
     latest_only = forms.BooleanField(required=False, label="Latest versions only")
@@ -56,8 +64,8 @@ class SearchForm(forms.Form):
 
 
 class ForgetSourceForm(forms.Form):
-    source_id = forms.CharField(max_length=1000, label="Source id")
-    workspace = forms.CharField(max_length=200, initial="default")
+    source_id = forms.CharField(max_length=inputs.KEY_CHARS, label="Source id")
+    workspace = forms.CharField(max_length=inputs.NAME_CHARS, initial="default")
 
 
 class InvitationForm(forms.Form):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
@@ -20,7 +20,7 @@ from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
 from memories.models import Memory
-from memories.selectors import begin_read, present
+from memories.selectors import MemoryFilters, begin_read, memory_queryset, present
 from orgs.models import Membership
 
 PAGE_SIZE = 20
@@ -81,23 +81,11 @@ class Browse:
 
 def memory_browse(principal: Principal, *, workspace: str, filters: dict[str, Any], page: int) -> Browse:
     """The newest live records the person can read (no query: a listing, not a search), paginated,
-    each in the same shape search returns."""
+    each in the same shape search returns. Drawn from ``memory_queryset``, the listing search,
+    REST and MCP use, so the same filters give the same records."""
     begin_read(principal)
-    qs = Memory.objects.visible_to(principal).live().filter(workspace__deleted_at__isnull=True)
-    if workspace != "*":
-        qs = qs.filter(workspace__name=workspace)
-    for name in ("scope", "fact_key", "source_id"):
-        if filters.get(name):
-            qs = qs.filter(**{name: filters[name]})
-    if filters.get("tags"):
-        qs = qs.filter(tags__contains=filters["tags"])
-    if filters.get("min_confidence") is not None:
-        qs = qs.filter(confidence__gte=filters["min_confidence"])
-    if filters.get("min_importance") is not None:
-        qs = qs.filter(importance__gte=filters["min_importance"])
-    if filters.get("latest_only"):
-        qs = qs.filter(Q(fact_key__isnull=True) | Q(superseded_at__isnull=True))
-    paginator = Paginator(qs.select_related("author", "api_key").order_by("-created_at", "id"), PAGE_SIZE)
+    qs = memory_queryset(principal=principal, workspace=workspace, filters=MemoryFilters.of(filters))
+    paginator = Paginator(qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none(), PAGE_SIZE)
     current = paginator.get_page(page)
     return Browse(current, present(principal, list(current.object_list)))
 

@@ -1,29 +1,26 @@
 """Writes the dashboard needs that no other app offers yet: creating (within the plan), renaming and
-deleting projects, and deleting workspaces. Each checks the actor's membership, runs in one
-transaction and writes its audit row inside it."""
+deleting projects (workspaces: ``memories.services.workspace_delete``). Each checks the actor's
+membership, runs in one transaction and writes its audit row inside it."""
 
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import Account, Project, User, Workspace
+from accounts.models import Account, Project, User
 from accounts.services import audit_record, project_get_or_create
 from billing import gate
-from memories.models import Memory, MemoryRelation
-from mmw.errors import Conflict, InvalidInput
+from memories.services import MANAGE_REFUSAL
+from mmw import text
+from mmw.errors import Conflict
 from orgs.selectors import acting_membership
-
-MANAGE_REFUSAL = "only owners and admins can manage projects"
 
 
 @transaction.atomic
 def project_create(*, account: Account, actor: User, name: str) -> Project:
     """A new project, within the plan's number of projects; an existing name is a clear error."""
     acting_membership(account=account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("project name must not be empty")
+    clean = text.clean_label("project name", name)
     if Project.objects.filter(account=account, name__iexact=clean, deleted_at__isnull=True).exists():
         raise Conflict(f"a project named {clean!r} already exists")
     gate.check_project_limit(account)
@@ -34,9 +31,7 @@ def project_create(*, account: Account, actor: User, name: str) -> Project:
 @transaction.atomic
 def project_rename(*, project: Project, actor: User, name: str) -> Project:
     acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("project name must not be empty")
+    clean = text.clean_label("project name", name)
     clash = Project.objects.filter(account=project.account, name__iexact=clean, deleted_at__isnull=True)
     if clash.exclude(pk=project.pk).exists():
         raise Conflict(f"a project named {clean!r} already exists")
@@ -75,32 +70,3 @@ def project_delete(*, project: Project, actor: User) -> Project:
             data={"name": project.name},
         )
     return project
-
-
-@transaction.atomic
-def workspace_delete(*, workspace: Workspace, actor: User) -> int:
-    """Delete a workspace for good: its live records are forgotten (soft, kept for audit), their
-    relations removed, and its name stays reserved in the project (the row is kept, so the unique
-    constraint refuses the name; writes answer ``workspace '<name>' was deleted …``).
-    Returns the number of records forgotten. Owners and admins only; idempotent."""
-    project = workspace.project
-    acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
-    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
-    if locked.deleted_at is not None:
-        return 0
-    now = timezone.now()
-    ids = list(Memory.objects.filter(workspace=locked, forgotten_at__isnull=True).values_list("id", flat=True))
-    Memory.objects.filter(id__in=ids).update(forgotten_at=now, forgotten_by=actor)
-    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
-    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
-    locked.deleted_at = now
-    locked.save(update_fields=["deleted_at"])
-    audit_record(
-        action="workspace.deleted",
-        account=project.account,
-        actor_user=actor,
-        target_type="workspace",
-        target_id=str(locked.public_id),
-        data={"name": locked.name, "project": str(project.pk), "forgotten_count": len(ids)},
-    )
-    return len(ids)

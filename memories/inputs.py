@@ -1,30 +1,65 @@
 """The parameters of every memory operation, declared once.
 
 REST views and MCP tools both hand the caller's raw JSON object to ``parse``; the MCP tools'
-JSON schemas are generated from the same table (``json_schema``). So a parameter, its default,
-its type check and its error text exist in exactly one place.
+JSON schemas and the OpenAPI request bodies are generated from the same table (``json_schema``).
+So a parameter, its default, its type, its bounds and its error texts exist in exactly one place.
+
+``parse`` checks shape and bounds (SPEC §2 "Input bounds"): types; NUL and unpaired surrogates in
+any string; lengths (never truncating); list sizes; finite numbers; names a write would create.
+Product rules that have an order of their own in SPEC's error table (empty content, confidence
+range, ...) stay in the services, so both surfaces report them identically.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mmw.errors import InvalidInput
+from mmw import text
+from mmw.errors import InvalidInput, PayloadTooLarge
 
 Kind = Literal["string", "number", "integer", "boolean", "string[]"]
 _MISSING: Any = object()
 
 
+# Column limits (SPEC §2 "Input bounds"); the models use the same numbers.
+NAME_CHARS = 200  # workspace, scope, source, each tag
+KEY_CHARS = 1_000  # fact_key, source_id, source_hash, source_revision
+REASON_CHARS = 10_000
+CONTENT_CHARS = 100_000
+QUERY_CHARS = 10_000  # a search query; only its first 2,000 characters are embedded
+TASK_CHARS = 100_000  # a recall task may paste a whole issue
+ID_CHARS = 100  # a record id (a UUID in any of its spellings)
+MAX_TAGS = 64
+MAX_DERIVED_FROM = 50
+MAX_INT = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class Param:
+    """One parameter: its JSON type and default, and the bounds ``parse`` enforces.
+
+    ``max_length`` bounds a string (or each string of a list), ``max_items`` a list, ``minimum`` /
+    ``maximum`` are advertised in the schema (the services check ranges with SPEC's texts), and
+    ``new_name`` marks a name a write creates (printable, no ``*``, control or bidi characters).
+    ``too_long`` / ``too_many`` replace the generic texts where SPEC words them itself."""
+
     name: str
     kind: Kind
     description: str
     default: Any = None
     required: bool = False
     nullable: bool = True
+    max_length: int | None = None
+    max_items: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    enum: tuple[str, ...] | None = None
+    new_name: bool = False
+    too_long: str | None = None
+    too_many: str | None = None
 
 
 WORKSPACE = Param(
@@ -33,6 +68,7 @@ WORKSPACE = Param(
     'Workspace name (default "default"). A workspace is created on first write.',
     default="default",
     nullable=False,
+    max_length=NAME_CHARS,
 )
 
 REMEMBER: tuple[Param, ...] = (
@@ -42,49 +78,99 @@ REMEMBER: tuple[Param, ...] = (
         "The fact, decision or convention to store (1-100,000 characters).",
         required=True,
         nullable=False,
+        max_length=CONTENT_CHARS,
+        too_long="content exceeds maximum allowed length",
     ),
-    WORKSPACE,
+    Param(
+        "workspace",
+        "string",
+        'Workspace name (default "default"), created on first write: printable text without "*", '
+        "control or bidi characters. Or a workspace id from list_workspaces.",
+        default="default",
+        nullable=False,
+        max_length=NAME_CHARS,
+        new_name=True,
+    ),
     Param(
         "scope",
         "string",
         'A label such as "shared" or "private" for filtering; it does not restrict access.',
         default="shared",
         nullable=False,
+        max_length=NAME_CHARS,
     ),
-    Param("source", "string", 'Who writes it: "owner", "agent", ...', default="owner", nullable=False),
-    Param("source_id", "string", "Where the fact comes from: a document path, file, URL or session id."),
+    Param(
+        "source",
+        "string",
+        'Who writes it: "owner", "agent", ...',
+        default="owner",
+        nullable=False,
+        max_length=NAME_CHARS,
+    ),
+    Param(
+        "source_id",
+        "string",
+        "Where the fact comes from: a document path, file, URL or session id.",
+        max_length=KEY_CHARS,
+    ),
     Param(
         "source_hash",
         "string",
         "Hash of the source's content when read (requires source_id); lets MMW tell later that the source changed.",
+        max_length=KEY_CHARS,
     ),
-    Param("source_revision", "string", "Revision of the source (commit, tag, version)."),
+    Param("source_revision", "string", "Revision of the source (commit, tag, version).", max_length=KEY_CHARS),
     Param(
         "fact_key",
         "string",
         'Topic key such as "deploy-staging". Saving again with the same key adds a newer version; '
         'differing live versions are shown as "conflict".',
+        max_length=KEY_CHARS,
     ),
-    Param("confidence", "number", "How sure you are, 0..1 (default 0.5).", default=0.5, nullable=False),
+    Param(
+        "confidence",
+        "number",
+        "How sure you are, 0..1 (default 0.5).",
+        default=0.5,
+        nullable=False,
+        minimum=0.0,
+        maximum=1.0,
+    ),
     Param(
         "derived_from",
         "string[]",
         "Ids of the records this one summarises (at most 50); the summary inherits their stale/conflict status.",
+        max_items=MAX_DERIVED_FROM,
+        max_length=ID_CHARS,
+        too_many="derived_from accepts at most 50 memory ids",
     ),
     Param(
         "tags",
         "string[]",
-        'Free tags. "kind:pinned|incident|decision|preference|learning|fact|session-checkpoint" '
-        "sets the importance used by recall_context.",
+        'Free tags (at most 64, each at most 200 characters). "kind:pinned|incident|decision|preference|'
+        'learning|fact|session-checkpoint" sets the importance used by recall_context.',
+        max_items=MAX_TAGS,
+        max_length=NAME_CHARS,
     ),
     Param(
-        "expires_at", "string", 'When the record expires: an RFC 3339 time or a duration such as "72h", "30m", "7d".'
+        "expires_at",
+        "string",
+        'When the record expires: an RFC 3339 time with an offset, or a duration such as "72h", "30m", "7d"; '
+        "in the future and at most 100 years ahead.",
+        max_length=64,
     ),
-    Param("reason", "string", "Why this is written (kept with the version, shown by memory_history)."),
+    Param(
+        "reason",
+        "string",
+        "Why this is written (kept with the version, shown by memory_history).",
+        max_length=REASON_CHARS,
+    ),
     Param(
         "expected_version",
         "integer",
         "Write only if the newest version of fact_key is still this number (optimistic concurrency).",
+        minimum=1,
+        maximum=MAX_INT,
     ),
     Param(
         "visibility",
@@ -92,6 +178,7 @@ REMEMBER: tuple[Param, ...] = (
         'Who may see it: "author" (a draft), "department", "project" (default) or "org".',
         default="project",
         nullable=False,
+        enum=("author", "department", "project", "org"),
     ),
 )
 
@@ -99,9 +186,10 @@ SEARCH: tuple[Param, ...] = (
     Param(
         "query",
         "string",
-        "What you are looking for, in any language; matched by meaning and by keywords.",
+        "What you are looking for, in any language; matched by meaning and by keywords (at most 10,000 characters).",
         required=True,
         nullable=False,
+        max_length=QUERY_CHARS,
     ),
     Param(
         "workspace",
@@ -109,18 +197,40 @@ SEARCH: tuple[Param, ...] = (
         'Workspace name (default "default"); "*" searches every workspace of the project.',
         default="default",
         nullable=False,
+        max_length=NAME_CHARS,
     ),
-    Param("limit", "integer", "How many results (1-100, default 10).", default=10, nullable=False),
-    Param("scope", "string", "Only records with this scope label."),
-    Param("fact_key", "string", "Only records with this topic key."),
-    Param("source_id", "string", "Only records from this source."),
-    Param("tags", "string[]", "Only records carrying all of these tags."),
-    Param("min_confidence", "number", "Only records with at least this confidence (0..1)."),
-    Param("min_importance", "number", "Only records with at least this importance (0..1, from kind: tags)."),
+    Param(
+        "limit", "integer", "How many results (1-100, default 10).", default=10, nullable=False, minimum=1, maximum=100
+    ),
+    Param("scope", "string", "Only records with this scope label.", max_length=NAME_CHARS),
+    Param("fact_key", "string", "Only records with this topic key.", max_length=KEY_CHARS),
+    Param("source_id", "string", "Only records from this source.", max_length=KEY_CHARS),
+    Param(
+        "tags",
+        "string[]",
+        "Only records carrying all of these tags.",
+        max_items=MAX_TAGS,
+        max_length=NAME_CHARS,
+    ),
+    Param(
+        "min_confidence",
+        "number",
+        "Only records with at least this confidence (0..1).",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Param(
+        "min_importance",
+        "number",
+        "Only records with at least this importance (0..1, from kind: tags).",
+        minimum=0.0,
+        maximum=1.0,
+    ),
     Param(
         "current_source_hash",
         "string",
         "With source_id: the source's current hash; records stored with another hash come back as stale.",
+        max_length=KEY_CHARS,
     ),
     Param(
         "latest_only",
@@ -132,31 +242,61 @@ SEARCH: tuple[Param, ...] = (
 )
 
 FORGET: tuple[Param, ...] = (
-    Param("memory_id", "string", "Id of the record to forget. Give exactly one of memory_id and source_id."),
-    Param("source_id", "string", "Forget every record of this source that you can read (in the workspace)."),
+    Param(
+        "memory_id",
+        "string",
+        "Id of the record to forget. Give exactly one of memory_id and source_id.",
+        max_length=ID_CHARS,
+    ),
+    Param(
+        "source_id",
+        "string",
+        "Forget every record of this source that you can read (in the workspace).",
+        max_length=KEY_CHARS,
+    ),
     Param(
         "workspace",
         "string",
         'Workspace where the record lies (default "default"); with memory_id, "*" means any workspace.',
         default="default",
         nullable=False,
+        max_length=NAME_CHARS,
     ),
 )
 
 VALIDATE: tuple[Param, ...] = (
-    Param("source_id", "string", "The source to check.", required=True, nullable=False),
-    Param("current_source_hash", "string", "The source's current hash.", required=True, nullable=False),
+    Param("source_id", "string", "The source to check.", required=True, nullable=False, max_length=KEY_CHARS),
+    Param(
+        "current_source_hash",
+        "string",
+        "The source's current hash.",
+        required=True,
+        nullable=False,
+        max_length=KEY_CHARS,
+    ),
     WORKSPACE,
 )
 
 HISTORY: tuple[Param, ...] = (
-    Param("fact_key", "string", "Topic key whose versions to list."),
-    Param("memory_id", "string", "Or: a record id; its fact_key's versions are listed (or the record alone)."),
+    Param("fact_key", "string", "Topic key whose versions to list.", max_length=KEY_CHARS),
+    Param(
+        "memory_id",
+        "string",
+        "Or: a record id; its fact_key's versions are listed (or the record alone).",
+        max_length=ID_CHARS,
+    ),
     WORKSPACE,
 )
 
 RECALL: tuple[Param, ...] = (
-    Param("task", "string", "What you are about to do; the pack is chosen for it.", required=True, nullable=False),
+    Param(
+        "task",
+        "string",
+        "What you are about to do; the pack is chosen for it (at most 100,000 characters).",
+        required=True,
+        nullable=False,
+        max_length=TASK_CHARS,
+    ),
     WORKSPACE,
     Param(
         "token_budget",
@@ -164,10 +304,14 @@ RECALL: tuple[Param, ...] = (
         "Upper bound of the pack's size in tokens (~4 characters each; 100-32,000, default 2,000).",
         default=2000,
         nullable=False,
+        minimum=100,
+        maximum=32_000,
     ),
 )
 
-GET: tuple[Param, ...] = (Param("memory_id", "string", "Id of the record.", required=True, nullable=False),)
+GET: tuple[Param, ...] = (
+    Param("memory_id", "string", "Id of the record.", required=True, nullable=False, max_length=ID_CHARS),
+)
 
 LIST_WORKSPACES: tuple[Param, ...] = ()
 
@@ -205,8 +349,35 @@ def parse(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[
         label, check = _CHECKS[param.kind]
         if value is None or not check(value):
             raise InvalidInput(f"{param.name} must be {label}")
-        values[param.name] = float(value) if param.kind == "number" else value
+        values[param.name] = _bounded(param, value)
     return values
+
+
+def _bounded(param: Param, value: Any) -> Any:
+    """``value`` if it is within ``param``'s bounds (SPEC §2 "Input bounds"); never altered."""
+    if param.kind == "number":
+        number = float(value)
+        if not math.isfinite(number):
+            raise InvalidInput(f"{param.name} must be a finite number")
+        return number
+    if param.kind == "string":
+        _check_string(param, param.name, value)
+    elif param.kind == "string[]":
+        if param.max_items is not None and len(value) > param.max_items:
+            raise InvalidInput(param.too_many or f"{param.name} accepts at most {param.max_items} items")
+        for index, item in enumerate(value):
+            _check_string(param, f"{param.name}[{index}]", item)
+    return value
+
+
+def _check_string(param: Param, field: str, value: str) -> None:
+    if param.too_long is not None and param.max_length is not None and len(value) > param.max_length:
+        text.check_text(field, value)  # NUL and surrogates are named before the length
+        raise PayloadTooLarge(param.too_long)
+    if param.new_name and value.strip():
+        text.check_name(field, value, param.max_length or NAME_CHARS)
+    else:
+        text.check_text(field, value, param.max_length)
 
 
 _JSON_TYPES: dict[Kind, dict[str, Any]] = {
@@ -222,7 +393,7 @@ def json_schema(params: tuple[Param, ...]) -> dict[str, Any]:
     """The JSON schema of an operation's input, for MCP tool listings."""
     properties: dict[str, Any] = {}
     for param in params:
-        schema = dict(_JSON_TYPES[param.kind])
+        schema = _bounds_schema(param, dict(_JSON_TYPES[param.kind]))
         if param.nullable and not param.required:
             schema = {"anyOf": [schema, {"type": "null"}]}
         schema["description"] = param.description
@@ -235,3 +406,19 @@ def json_schema(params: tuple[Param, ...]) -> dict[str, Any]:
         "required": [p.name for p in params if p.required],
         "additionalProperties": False,
     }
+
+
+def _bounds_schema(param: Param, schema: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-schema keywords of ``param``'s bounds (lengths in characters, as JSON Schema counts)."""
+    strings = schema if param.kind == "string" else schema.get("items", {})
+    if param.max_length is not None and param.kind in ("string", "string[]"):
+        strings["maxLength"] = param.max_length
+    if param.enum is not None:
+        strings["enum"] = list(param.enum)
+    if param.max_items is not None:
+        schema["maxItems"] = param.max_items
+    if param.minimum is not None:
+        schema["minimum"] = param.minimum
+    if param.maximum is not None:
+        schema["maximum"] = param.maximum
+    return schema

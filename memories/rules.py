@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mmw.errors import InvalidInput
@@ -26,6 +26,9 @@ DEFAULT_IMPORTANCE = 0.50
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*(s|m|h|d|w)\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _IDEMPOTENCY_KEY = re.compile(r"^[\x20-\x7e]{1,256}$")
+MAX_EXPIRY_YEARS = 100
+MAX_EXPIRY = timedelta(days=round(MAX_EXPIRY_YEARS * 365.25))
+_TOO_FAR = f"expires_at must be at most {MAX_EXPIRY_YEARS} years ahead"
 
 
 def importance_from_tags(tags: Iterable[str]) -> float:
@@ -39,13 +42,16 @@ def importance_from_tags(tags: Iterable[str]) -> float:
 
 def parse_expires_at(value: str, *, now: datetime) -> datetime:
     """An RFC 3339 time (with offset or ``Z``) or a duration like ``72h``/``30m``/``7d``; it must
-    lie in the future."""
+    lie in the future and at most ``MAX_EXPIRY_YEARS`` ahead (so every stored time can be read
+    back: PostgreSQL stores years past 9999 that Python cannot load). Returned in UTC."""
     match = _DURATION.match(value)
     if match:
-        amount, unit = int(match.group(1)), match.group(2).lower()
-        if amount == 0:
+        seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+        if seconds == 0:
             raise InvalidInput("expires_at must lie in the future")
-        return now + timedelta(seconds=amount * _UNIT_SECONDS[unit])
+        if seconds > MAX_EXPIRY.total_seconds():
+            raise InvalidInput(_TOO_FAR)
+        return now + timedelta(seconds=seconds)
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -54,7 +60,9 @@ def parse_expires_at(value: str, *, now: datetime) -> datetime:
         raise InvalidInput("expires_at must include a time zone offset (e.g. Z or +02:00)")
     if parsed <= now:
         raise InvalidInput("expires_at must lie in the future")
-    return parsed
+    if parsed > now + MAX_EXPIRY:  # compared before converting: year 9999 at -14:00 is past 9999 in UTC
+        raise InvalidInput(_TOO_FAR)
+    return parsed.astimezone(UTC)
 
 
 def valid_idempotency_key(value: str) -> bool:

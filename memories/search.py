@@ -55,6 +55,9 @@ MIN_CANDIDATES = 50
 # The most records the keyword ranker scores per query (see ``matching_terms``).
 KEYWORD_SCORED_ROWS = 1000
 EF_SEARCH = 100
+# A query's keyword terms are capped: each one is a tsquery test in the scoring expression, and a
+# 10,000-character query would otherwise send thousands of them to PostgreSQL.
+MAX_QUERY_TERMS = 32
 # Query embeddings run here, beside the request's keyword query (threads start on first use, so
 # a forking Celery worker never inherits one).
 _EMBEDDER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mmw-embed")
@@ -138,15 +141,15 @@ def _squash(value: float) -> float:
 
 def keyword_terms(query: str) -> list[str]:
     """The query's searchable words as tsquery terms, in order, without repeats: stop words
-    dropped, words of 4+ letters prefix-matched (``deploy:*``). Words are reduced to letters and
-    digits (``_`` splits), so no tsquery syntax gets through."""
+    dropped, words of 4+ letters prefix-matched (``deploy:*``), the first ``MAX_QUERY_TERMS``
+    kept. Words are reduced to letters and digits (``_`` splits), so no tsquery syntax gets through."""
     terms: list[str] = []
     for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
         if word in STOP_WORDS:
             continue
         for part in word.replace("_", " ").split():
             terms.append(f"{part}:*" if len(part) >= 4 else part)
-    return list(dict.fromkeys(terms))
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True)

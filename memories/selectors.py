@@ -4,59 +4,90 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from billing import gate
-from memories import inputs, rules, search, statuses
+from memories import admission, inputs, rules, search, statuses
 from memories.models import Memory, MemoryRelation
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import Forbidden, InvalidInput, NotFound
 
 API_VERSION = "1.0"
-MAX_LIMIT = 100
+MAX_LIMIT = 100  # memories.inputs advertises these bounds; the texts are SPEC's
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
 
 
-def envelope(principal: Principal, workspace: str) -> dict[str, Any]:
+def envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> dict[str, Any]:
     """The fields every response carries (plus ``notice`` while billing has one to show)."""
-    fields: dict[str, Any] = {
+    answer: dict[str, Any] = {
         "api_version": API_VERSION,
         "tenant_id": principal.account.tenant_id,
         "project_id": str(principal.project.id),
         "workspace": workspace,
     }
-    notice = gate.read_notice(principal)
+    notice = admitted.notice()
     if notice is not None:
-        fields["notice"] = notice
-    return fields
+        answer["notice"] = notice
+    return answer
 
 
-def begin_read(principal: Principal) -> None:
-    """Every read: the key must carry ``memory:read``, and the call counts toward rate limits."""
-    gate.check_rate(principal)
+def begin_read(principal: Principal) -> admission.Admission:
+    """Every read: the call counts toward rate limits and the key must carry ``memory:read``.
+    Returns the call's admission, for ``envelope``."""
+    admitted = admission.admit(principal)
+    admitted.check_rate()
     if SCOPE_READ not in principal.scopes:
         raise Forbidden("403 Forbidden: key lacks memory:read")
+    return admitted
 
 
-def _scoped(principal: Principal, workspace: str) -> QuerySet[Memory] | None:
-    """Live visible records of one workspace (or all with ``*``); None when it does not exist yet."""
+@dataclass(frozen=True)
+class MemoryFilters:
+    """What a listing or a search may be narrowed by (the filters of ``inputs.SEARCH``)."""
+
+    scope: str | None = None
+    fact_key: str | None = None
+    source_id: str | None = None
+    tags: list[str] | None = None
+    min_confidence: float | None = None
+    min_importance: float | None = None
+    latest_only: bool = False
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> MemoryFilters:
+        """The filters among parsed parameters (other keys are ignored)."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+
+
+def memory_queryset(
+    *, principal: Principal, workspace: str, filters: MemoryFilters | None = None
+) -> QuerySet[Memory] | None:
+    """THE listing of records for every surface (search, recall, validate, the dashboard's
+    browser): the live records ``principal`` can read in ``workspace`` — a name, a workspace id,
+    or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
+    named workspace does not exist yet; a deleted workspace or another project's id raises its
+    error, as on writes."""
     base = Memory.objects.visible_to(principal).live().select_related("author", "api_key")
     if workspace == ALL:
-        return base.filter(workspace__deleted_at__isnull=True)
-    state = workspace_state(principal, workspace)
-    state.raise_problem()
-    return base.filter(workspace=state.workspace) if state.workspace is not None else None
+        qs = base.filter(workspace__deleted_at__isnull=True)
+    else:
+        state = workspace_state(principal, workspace)
+        state.raise_problem()
+        if state.workspace is None:
+            return None
+        qs = base.filter(workspace=state.workspace)
+    return _filtered(principal, qs, filters) if filters is not None else qs
 
 
 # --- search -------------------------------------------------------------------------------
 
 
 def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
-    begin_read(principal)
+    admitted = begin_read(principal)
     v = inputs.parse(inputs.SEARCH, payload)
     if not v["query"].strip():
         raise InvalidInput("query must not be empty")
@@ -67,27 +98,27 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     for name in ("min_confidence", "min_importance"):
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
-    answer = {**envelope(principal, v["workspace"]), "query": v["query"], "results": []}
-    base = _scoped(principal, v["workspace"])
+    answer = {**envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
-    hits = search.hybrid_hits(_filtered(principal, base, v), v["query"], v["limit"], principal.project.pk)
+    hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk)
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
     return answer
 
 
-def _filtered(principal: Principal, qs: QuerySet[Memory], v: dict[str, Any]) -> QuerySet[Memory]:
+def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> QuerySet[Memory]:
     for name in ("scope", "fact_key", "source_id"):
-        if v[name] is not None:
-            qs = qs.filter(**{name: v[name]})
-    if v["tags"]:
-        qs = qs.filter(tags__contains=v["tags"])
-    if v["min_confidence"] is not None:
-        qs = qs.filter(confidence__gte=v["min_confidence"])
-    if v["min_importance"] is not None:
-        qs = qs.filter(importance__gte=v["min_importance"])
-    if v["latest_only"]:
+        if getattr(f, name) is not None:
+            qs = qs.filter(**{name: getattr(f, name)})
+    if f.tags:
+        qs = qs.filter(tags__contains=f.tags)
+    if f.min_confidence is not None:
+        qs = qs.filter(confidence__gte=f.min_confidence)
+    if f.min_importance is not None:
+        qs = qs.filter(importance__gte=f.min_importance)
+    if f.latest_only:
         # "Latest" among the versions the caller can read: a hidden newer draft must neither
         # hide an older version nor reveal itself.
         newer = (
@@ -187,10 +218,10 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
 
 
 def memory_get(*, principal: Principal, memory_id: str) -> dict[str, Any]:
-    begin_read(principal)
+    admitted = begin_read(principal)
     record = _visible_record(principal, memory_id)
     result = present(principal, [record])[0]
-    return {**envelope(principal, result["workspace"]), "memory": result}
+    return {**envelope(principal, result["workspace"], admitted), "memory": result}
 
 
 def _visible_record(principal: Principal, memory_id: str) -> Memory:
@@ -208,7 +239,7 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
 def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
     """Every version of a fact_key the caller can read, oldest first; forgotten versions appear as
     stubs (number, time, author, reason) without their content."""
-    begin_read(principal)
+    admitted = begin_read(principal)
     v = inputs.parse(inputs.HISTORY, payload)
     if v["fact_key"] is None and v["memory_id"] is None:
         raise InvalidInput("Either fact_key or memory_id must be provided")
@@ -220,7 +251,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         state = workspace_state(principal, v["workspace"])
         state.raise_problem()
         if state.workspace is None:
-            return {**envelope(principal, v["workspace"]), "fact_key": v["fact_key"], "versions": []}
+            return {**envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
     visible = Memory.objects.visible_to(principal).select_related("author", "api_key")
     if fact_key is None:
@@ -230,7 +261,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
     live = [r for r in rows if r.forgotten_at is None]
     presented = {p["id"]: p for p in present(principal, live)}
     versions = [presented[str(r.id)] if r.forgotten_at is None else _forgotten_stub(r) for r in rows]
-    return {**envelope(principal, name), "fact_key": fact_key, "versions": versions}
+    return {**envelope(principal, name, admitted), "fact_key": fact_key, "versions": versions}
 
 
 def _forgotten_stub(r: Memory) -> dict[str, Any]:
@@ -247,16 +278,16 @@ def _forgotten_stub(r: Memory) -> dict[str, Any]:
 
 def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
     """Which live records of ``source_id`` are stale against ``current_source_hash``. Read-only."""
-    begin_read(principal)
+    admitted = begin_read(principal)
     v = inputs.parse(inputs.VALIDATE, payload)
     if not v["source_id"].strip() or not v["current_source_hash"].strip():
         raise InvalidInput("source_id and current_source_hash must not be empty")
-    base = _scoped(principal, v["workspace"])
-    rows = list(base.filter(source_id=v["source_id"]).order_by("created_at")) if base is not None else []
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    rows = list(base.order_by("created_at")) if base is not None else []
     stale = [r for r in rows if r.source_hash != v["current_source_hash"]]
     fresh = [r for r in rows if r.source_hash == v["current_source_hash"]]
     return {
-        **envelope(principal, v["workspace"]),
+        **envelope(principal, v["workspace"], admitted),
         "source_id": v["source_id"],
         "current_source_hash": v["current_source_hash"],
         "stale_count": len(stale),
@@ -273,15 +304,15 @@ def _brief(r: Memory) -> dict[str, Any]:
 def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
     """A context pack for a task: relevant records (plus pinned ones), highest importance first,
     cut to ``token_budget``; each item shows its status so the agent can cite or re-check it."""
-    begin_read(principal)
+    admitted = begin_read(principal)
     v = inputs.parse(inputs.RECALL, payload)
     if not v["task"].strip():
         raise InvalidInput("task must not be empty")
     budget = v["token_budget"]
     if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
         raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
-    answer = {**envelope(principal, v["workspace"]), "task": v["task"], "token_budget": budget}
-    base = _scoped(principal, v["workspace"])
+    answer = {**envelope(principal, v["workspace"], admitted), "task": v["task"], "token_budget": budget}
+    base = memory_queryset(principal=principal, workspace=v["workspace"])
     if base is None:
         return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
     hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
@@ -301,7 +332,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
 
 def workspace_list(*, principal: Principal) -> dict[str, Any]:
     """The live workspaces of the caller's project, with the number of records the caller can read."""
-    begin_read(principal)
+    admitted = begin_read(principal)
     rows = []
     visible = Memory.objects.visible_to(principal).live()
     for ws in Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name"):
@@ -313,4 +344,4 @@ def workspace_list(*, principal: Principal) -> dict[str, Any]:
                 "created_at": ws.created_at.isoformat(),
             }
         )
-    return {**envelope(principal, ALL), "workspaces": rows}
+    return {**envelope(principal, ALL, admitted), "workspaces": rows}

@@ -7,28 +7,29 @@ the order SPEC §2 lists, with its exact texts, whichever surface (REST, MCP, da
 from __future__ import annotations
 
 import uuid
-import zlib
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_WRITE, Workspace
+from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
-from billing import gate
-from memories import embedding, guard, inputs, rules, tasks
+from memories import admission, embedding, guard, inputs, rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
-from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, PayloadTooLarge
+from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
+from mmw.locks import advisory_xact_lock
+from orgs.selectors import acting_membership
 
-MAX_DERIVED_FROM = 50
+MANAGE_REFUSAL = "only owners and admins can manage projects"
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def memory_remember(
             replay = _idempotent_replay(principal, data, idempotency_key)
             if replay is not None:
                 return replay
-        answer = _remember(principal, data, derived)
+        answer = _remember(principal, data, derived, admission.admit(principal))
         if idempotency_key is not None and principal.api_key is not None:
             IdempotencyRecord.objects.create(
                 api_key=principal.api_key,
@@ -82,16 +83,12 @@ def memory_remember(
 def _check_fields(data: RememberInput) -> None:
     if not data.content.strip():
         raise InvalidInput("content must not be empty")
-    if len(data.content) > settings.MMW_MAX_CONTENT_CHARS:
-        raise PayloadTooLarge("content exceeds maximum allowed length")
     if not data.workspace.strip() or not data.scope.strip():
         raise InvalidInput("workspace and scope must not be empty")
     if not 0.0 <= data.confidence <= 1.0:
         raise InvalidInput("confidence must be between 0 and 1")
     if data.source_hash is not None and data.source_id is None:
         raise InvalidInput("source_id is required when source_hash is provided")
-    if data.derived_from is not None and len(data.derived_from) > MAX_DERIVED_FROM:
-        raise InvalidInput("derived_from accepts at most 50 memory ids")
     if data.visibility not in Visibility.values:
         raise InvalidInput(f"visibility must be one of {', '.join(Visibility.values)}")
     if data.expected_version is not None and data.expected_version < 1:
@@ -120,7 +117,7 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     if principal.api_key is None:
         return None
     # Serialise concurrent requests with the same key; the loser sees the winner's record.
-    _advisory_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
+    advisory_xact_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
     record = IdempotencyRecord.objects.filter(
         api_key=principal.api_key, project=principal.project, workspace_name=data.workspace, key=key
     ).first()
@@ -131,7 +128,9 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     return dict(record.response)
 
 
-def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID]) -> dict[str, Any]:
+def _remember(
+    principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
+) -> dict[str, Any]:
     now = timezone.now()
     expires_at = rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
     state = workspace_state(principal, data.workspace)
@@ -139,13 +138,13 @@ def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID
     if SCOPE_WRITE not in principal.scopes:
         raise Forbidden("403 Forbidden: key lacks memory:write")
     clean, redactions = _screen(principal, data)
-    gate.check_project_quota(principal)
+    admitted.check_quota()
     _check_technical_limits(principal, state)
-    gate.check_rate(principal)
+    admitted.check_rate()
     state.raise_problem()
     if not principal.membership.may_write:
         raise Forbidden("membership may not write in this organization")
-    gate.ensure_may_write(principal)
+    admitted.ensure_may_write()
     workspace = state.workspace or Workspace.objects.get_or_create(project=principal.project, name=data.workspace)[0]
     vector, model_id = embedding.embed_for_write(clean["content"])
     if version > 1:
@@ -180,7 +179,7 @@ def _remember(principal: Principal, data: RememberInput, derived: list[uuid.UUID
     )
     _link_derived(memory, derived)
     transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
-    return _remember_answer(principal, memory, redactions)
+    return _remember_answer(principal, memory, redactions, admitted)
 
 
 def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
@@ -193,7 +192,7 @@ def _next_version(principal: Principal, state: WorkspaceState, data: RememberInp
         return 1
     latest_seen = latest_any = 0
     if state.workspace is not None:
-        _advisory_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
+        advisory_xact_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
         versions = Memory.objects.filter(workspace=state.workspace, fact_key=data.fact_key)
         latest_any = versions.aggregate(m=Max("version"))["m"] or 0
         seen = Memory.objects.visible_to(principal).live().filter(workspace=state.workspace, fact_key=data.fact_key)
@@ -236,10 +235,12 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
     )
 
 
-def _remember_answer(principal: Principal, memory: Memory, redactions: list[dict[str, str]]) -> dict[str, Any]:
+def _remember_answer(
+    principal: Principal, memory: Memory, redactions: list[dict[str, str]], admitted: admission.Admission
+) -> dict[str, Any]:
     return {
         "id": str(memory.id),
-        **envelope(principal, memory.workspace.name),
+        **envelope(principal, memory.workspace.name, admitted),
         "scope": memory.scope,
         "status": "unverified",
         "source_id": memory.source_id,
@@ -256,19 +257,6 @@ def _remember_answer(principal: Principal, memory: Memory, redactions: list[dict
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def _advisory_lock(namespace: str, key: str) -> None:
-    """A transaction-scoped PostgreSQL advisory lock on (namespace, key)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)",
-            [zlib.crc32(namespace.encode()) & 0x7FFFFFFF, _signed32(zlib.crc32(key.encode()))],
-        )
-
-
-def _signed32(value: int) -> int:
-    return value - (1 << 32) if value >= (1 << 31) else value
 
 
 # --- forget -----------------------------------------------------------------------------
@@ -288,21 +276,24 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         raise InvalidInput("workspace and scope must not be empty")
     if workspace_name == ALL and source_id is not None:
         raise InvalidInput("forget by source_id needs one workspace, not '*'")
-    gate.check_rate(principal)
+    admitted = admission.admit(principal)
+    admitted.check_rate()
     state = WorkspaceState(ALL, None) if workspace_name == ALL else workspace_state(principal, workspace_name)
     state.raise_problem()
     if SCOPE_WRITE not in principal.scopes:
         raise Forbidden("403 Forbidden: key lacks memory:write")
     if not principal.membership.may_write:
         raise Forbidden("membership may not write in this organization")
-    gate.ensure_may_write(principal)
+    admitted.ensure_may_write()
     with transaction.atomic():
         if memory_id is not None:
-            return _forget_one(principal, memory_id, state)
-        return _forget_source(principal, source_id, state)
+            return _forget_one(principal, memory_id, state, admitted)
+        return _forget_source(principal, source_id, state, admitted)
 
 
-def _forget_one(principal: Principal, memory_id: str, state: WorkspaceState) -> dict[str, Any]:
+def _forget_one(
+    principal: Principal, memory_id: str, state: WorkspaceState, admitted: admission.Admission
+) -> dict[str, Any]:
     """Forget one record of the given workspace (``*``: of any workspace of the project)."""
     target = _parse_uuid(memory_id)
     record = None
@@ -316,12 +307,14 @@ def _forget_one(principal: Principal, memory_id: str, state: WorkspaceState) -> 
     return {
         "id": memory_id,
         "forgotten": forgotten,
-        **envelope(principal, name),
+        **envelope(principal, name, admitted),
         "at": timezone.now().isoformat(),
     }
 
 
-def _forget_source(principal: Principal, source_id: str, state: WorkspaceState) -> dict[str, Any]:
+def _forget_source(
+    principal: Principal, source_id: str, state: WorkspaceState, admitted: admission.Admission
+) -> dict[str, Any]:
     count = 0
     if state.workspace is not None:
         records = list(
@@ -333,7 +326,7 @@ def _forget_source(principal: Principal, source_id: str, state: WorkspaceState) 
     return {
         "source_id": source_id,
         "forgotten_count": count,
-        **envelope(principal, state.name),
+        **envelope(principal, state.name, admitted),
         "at": timezone.now().isoformat(),
     }
 
@@ -342,12 +335,7 @@ def _soft_delete(principal: Principal, records: list[Memory], *, by: str) -> int
     if not records:
         return 0
     ids = [r.id for r in records]
-    now = timezone.now()
-    count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(
-        forgotten_at=now, forgotten_by=principal.user
-    )
-    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
-    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    count = _forget_ids(ids, at=timezone.now(), actor=principal.user)
     audit_record(
         action="memory.forgotten",
         account=principal.account,
@@ -360,6 +348,74 @@ def _soft_delete(principal: Principal, records: list[Memory], *, by: str) -> int
     return count
 
 
+def _forget_ids(ids: Sequence[uuid.UUID], *, at: datetime, actor: User | None) -> int:
+    """THE soft delete, for forget, workspace deletion and expiry alike: the still-live records
+    among ``ids`` get ``forgotten_at`` (they leave every read; the rows stay for audit and
+    history) and lose their graph relations. Returns how many were live. The caller writes the
+    audit row that says why, inside the same transaction."""
+    if not ids:
+        return 0
+    count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(forgotten_at=at, forgotten_by=actor)
+    MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
+    MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    return count
+
+
+@transaction.atomic
+def workspace_delete(*, workspace: Workspace, actor: User) -> int:
+    """Delete a workspace for good: its live records are forgotten (soft, kept for audit), their
+    relations removed, and its name stays reserved in the project (the row is kept, so the unique
+    constraint refuses the name; writes answer ``workspace '<name>' was deleted …``).
+    Returns the number of records forgotten. Owners and admins only; idempotent."""
+    project = workspace.project
+    acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    if locked.deleted_at is not None:
+        return 0
+    now = timezone.now()
+    ids = list(Memory.objects.filter(workspace=locked, forgotten_at__isnull=True).values_list("id", flat=True))
+    count = _forget_ids(ids, at=now, actor=actor)
+    locked.deleted_at = now
+    locked.save(update_fields=["deleted_at"])
+    audit_record(
+        action="workspace.deleted",
+        account=project.account,
+        actor_user=actor,
+        target_type="workspace",
+        target_id=str(locked.public_id),
+        data={"name": locked.name, "project": str(project.pk), "forgotten_count": count},
+    )
+    return count
+
+
+def memory_expire_due(*, limit: int) -> int:
+    """Soft-forget up to ``limit`` records past ``expires_at`` (reads already hide them; this
+    makes it permanent and drops their relations), with one ``memory.expired`` audit row per
+    project naming them. Concurrent runs skip each other's rows. Returns how many."""
+    now = timezone.now()
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.filter(forgotten_at__isnull=True, expires_at__lte=now)
+            .order_by("expires_at")
+            .select_for_update(skip_locked=True)
+            .values_list("id", "account_id", "project_id")[:limit]
+        )
+        count = _forget_ids([memory_id for memory_id, _, _ in rows], at=now, actor=None)
+        groups: dict[tuple[int, uuid.UUID], list[str]] = defaultdict(list)
+        for memory_id, account_id, project_id in rows:
+            groups[(account_id, project_id)].append(str(memory_id))
+        accounts = Account.objects.in_bulk({key[0] for key in groups})
+        for (account_id, project_id), group in groups.items():
+            audit_record(
+                action="memory.expired",
+                account=accounts.get(account_id),
+                target_type="memory",
+                target_id=group[0] if len(group) == 1 else "",
+                data={"by": "expires_at", "ids": group, "project": str(project_id)},
+            )
+    return count
+
+
 def _parse_uuid(value: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(value)
@@ -367,4 +423,4 @@ def _parse_uuid(value: str) -> uuid.UUID | None:
         return None
 
 
-__all__ = ["API_VERSION", "MMWError", "memory_forget", "memory_remember"]
+__all__ = ["API_VERSION", "MMWError", "memory_expire_due", "memory_forget", "memory_remember", "workspace_delete"]

@@ -15,19 +15,16 @@ import logging
 import threading
 import time
 import uuid
-from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
-from django.db import OperationalError, transaction
+from django.db import OperationalError
 from django.utils import timezone
 from kombu import pools
 
-from accounts.models import Account
-from accounts.services import audit_record
 from memories import archivist, embedding
-from memories.models import IdempotencyRecord, Memory, MemoryRelation
+from memories.models import IdempotencyRecord, Memory
 from mmw.celery import app
 
 logger = logging.getLogger(__name__)
@@ -152,36 +149,12 @@ def _queue_backlog() -> int | None:
 
 @shared_task
 def expire_memories(limit: int = EXPIRE_BATCH) -> int:
-    """Soft-forget records past ``expires_at`` (their relations go, an audit row ``memory.expired``
-    per project says which); returns how many. Reads already hide them; this makes it permanent."""
-    now = timezone.now()
-    with transaction.atomic():
-        rows = list(
-            Memory.objects.filter(forgotten_at__isnull=True, expires_at__lte=now)
-            .order_by("expires_at")
-            .select_for_update(skip_locked=True)
-            .values_list("id", "account_id", "project_id")[:limit]
-        )
-        if not rows:
-            return 0
-        ids = [memory_id for memory_id, _, _ in rows]
-        Memory.objects.filter(id__in=ids).update(forgotten_at=now)
-        MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
-        MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
-        groups: dict[tuple[int, uuid.UUID], list[str]] = defaultdict(list)
-        for memory_id, account_id, project_id in rows:
-            groups[(account_id, project_id)].append(str(memory_id))
-        accounts = Account.objects.in_bulk({key[0] for key in groups})
-        for (account_id, project_id), group in groups.items():
-            audit_record(
-                action="memory.expired",
-                account=accounts.get(account_id),
-                target_type="memory",
-                target_id=group[0] if len(group) == 1 else "",
-                data={"by": "expires_at", "ids": group, "project": str(project_id)},
-            )
-    logger.info("expired %d memories", len(ids))
-    return len(ids)
+    """Soft-forget records past ``expires_at`` (``services.memory_expire_due``); returns how many."""
+    from memories import services  # services imports this module (to enqueue the archivist)
+
+    count = services.memory_expire_due(limit=limit)
+    logger.info("expired %d memories", count)
+    return count
 
 
 @shared_task

@@ -19,6 +19,7 @@ from dashboard import selectors, services
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from memories import services as memory_services
 from memories.selectors import memory_get, memory_history, memory_search
 from memories.services import memory_forget
 from mmw.errors import MMWError
@@ -174,7 +175,7 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
         messages.error(request, f"Type the workspace name ({workspace.name}) to confirm the deletion.")
         return redirect("dashboard:workspaces", project_id=project.pk)
     try:
-        count = services.workspace_delete(workspace=workspace, actor=principal.user)
+        count = memory_services.workspace_delete(workspace=workspace, actor=principal.user)
     except MMWError as exc:
         raise_as_http(exc)
         raise

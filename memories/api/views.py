@@ -4,10 +4,9 @@ Bodies go to the services *raw*, so REST and MCP validate identically (memories.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,8 +14,36 @@ from rest_framework.views import APIView
 
 from accounts.keys import Principal
 from memories import inputs, selectors, services
+from memories.api import schema
+from memories.api.schema import operation, query_parameter
+from mmw.errors import InvalidInput
 
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
+IDEMPOTENCY = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    {"type": "string", "minLength": 1, "maxLength": 256, "pattern": "^[\\x20-\\x7e]+$"},
+    OpenApiParameter.HEADER,
+    description="1-256 printable ASCII characters. The same key with the same input replays the first answer; "
+    "with other input it is a 409.",
+)
+
+
+def _param(params: tuple[inputs.Param, ...], name: str) -> inputs.Param:
+    return next(p for p in params if p.name == name)
+
+
+class ApiView(APIView):
+    """An MMW REST view: query-string parameters other than the operation's own are refused, as
+    unknown body parameters are (``memories.inputs.parse``): nothing is silently ignored."""
+
+    query_parameters: dict[str, frozenset[str]] = {}  # method → the names it reads
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        allowed = self.query_parameters.get(request.method or "", frozenset())
+        unknown = sorted(k for k in request.query_params if k not in allowed)
+        if unknown:
+            raise InvalidInput(f"unknown parameter(s): {', '.join(unknown)}")
 
 
 def principal_of(request: Request) -> Principal:
@@ -29,18 +56,15 @@ def body(request: Request) -> Any:
     return request.data if request.body else {}
 
 
-def _schema(params: tuple[inputs.Param, ...], summary: str) -> Callable[[Any], Any]:
-    return extend_schema(
-        summary=summary, request={"application/json": inputs.json_schema(params)}, responses={200: dict}
-    )
-
-
-class MemoryCollectionView(APIView):
-    @extend_schema(
-        summary="remember: store a new memory record",
-        request={"application/json": inputs.json_schema(inputs.REMEMBER)},
-        responses={201: dict},
-        parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False)],
+class MemoryCollectionView(ApiView):
+    @operation(
+        "remember",
+        "remember: store a new memory record",
+        answer="RememberAnswer",
+        status=201,
+        errors=(409,),
+        body=inputs.json_schema(inputs.REMEMBER),
+        parameters=[IDEMPOTENCY],
     )
     def post(self, request: Request) -> Response:
         key = request.headers.get(IDEMPOTENCY_HEADER)
@@ -48,67 +72,106 @@ class MemoryCollectionView(APIView):
         return Response(answer, status=status.HTTP_201_CREATED)
 
 
-class MemoryDetailView(APIView):
-    @extend_schema(summary="get one memory record", responses={200: dict})
+class MemoryDetailView(ApiView):
+    query_parameters = {"DELETE": frozenset({"workspace"})}
+
+    @operation("memory_get", "get one memory record", answer="MemoryAnswer", errors=(404,), by_id=schema.MEMORY_ID)
     def get(self, request: Request, memory_id: str) -> Response:
         return Response(selectors.memory_get(principal=principal_of(request), memory_id=memory_id))
 
-    @extend_schema(
-        summary="forget one memory record (in any workspace of the project unless ?workspace= names one)",
-        parameters=[OpenApiParameter("workspace", str, OpenApiParameter.QUERY, required=False)],
-        responses={200: dict},
+    @operation(
+        "memory_forget_by_id",
+        "forget one memory record (in any workspace of the project unless ?workspace= names one)",
+        answer="ForgetAnswer",
+        errors=(409,),
+        by_id=schema.ANY_MEMORY_ID,
+        parameters=[query_parameter(inputs.WORKSPACE, description='The record\'s workspace (default "*": any).')],
     )
     def delete(self, request: Request, memory_id: str) -> Response:
         payload = {"memory_id": memory_id, "workspace": request.query_params.get("workspace", "*")}
         return Response(services.memory_forget(principal=principal_of(request), payload=payload))
 
 
-class MemoryHistoryView(APIView):
-    @extend_schema(summary="memory_history: every version of a record's fact_key", responses={200: dict})
+class MemoryHistoryView(ApiView):
+    @operation(
+        "memory_history_by_id",
+        "memory_history: every version of a record's fact_key",
+        answer="HistoryAnswer",
+        errors=(404,),
+        by_id=schema.MEMORY_ID,
+    )
     def get(self, request: Request, memory_id: str) -> Response:
         payload = {"memory_id": memory_id}
         return Response(selectors.memory_history(principal=principal_of(request), payload=payload))
 
 
-class FactKeyHistoryView(APIView):
-    @extend_schema(
-        summary="memory_history by fact_key",
+class FactKeyHistoryView(ApiView):
+    query_parameters = {"GET": frozenset({"fact_key", "workspace", "memory_id"})}
+
+    @operation(
+        "memory_history_by_fact_key",
+        "memory_history by fact_key",
+        answer="HistoryAnswer",
+        errors=(409,),
         parameters=[
-            OpenApiParameter("fact_key", str, OpenApiParameter.QUERY, required=True),
-            OpenApiParameter("workspace", str, OpenApiParameter.QUERY, required=False),
+            query_parameter(_param(inputs.HISTORY, "fact_key"), required=True),
+            query_parameter(inputs.WORKSPACE),
         ],
-        responses={200: dict},
     )
     def get(self, request: Request) -> Response:
-        payload = {k: v for k, v in request.query_params.items() if k in {"fact_key", "workspace", "memory_id"}}
+        payload = dict(request.query_params.items())
         return Response(selectors.memory_history(principal=principal_of(request), payload=payload))
 
 
-class SearchView(APIView):
-    @_schema(inputs.SEARCH, "search: find memories by meaning and keywords")
+class SearchView(ApiView):
+    @operation(
+        "search",
+        "search: find memories by meaning and keywords",
+        answer="SearchAnswer",
+        errors=(409,),
+        body=inputs.json_schema(inputs.SEARCH),
+    )
     def post(self, request: Request) -> Response:
         return Response(selectors.memory_search(principal=principal_of(request), payload=body(request)))
 
 
-class ForgetView(APIView):
-    @_schema(inputs.FORGET, "forget: soft-delete by memory_id or by source_id")
+class ForgetView(ApiView):
+    @operation(
+        "forget",
+        "forget: soft-delete by memory_id or by source_id",
+        answer="ForgetAnswer",
+        errors=(409,),
+        body=schema.forget_body(),
+    )
     def post(self, request: Request) -> Response:
         return Response(services.memory_forget(principal=principal_of(request), payload=body(request)))
 
 
-class ValidateView(APIView):
-    @_schema(inputs.VALIDATE, "validate_memory: which records of a source are stale")
+class ValidateView(ApiView):
+    @operation(
+        "validate_memory",
+        "validate_memory: which records of a source are stale",
+        answer="ValidateAnswer",
+        errors=(409,),
+        body=inputs.json_schema(inputs.VALIDATE),
+    )
     def post(self, request: Request) -> Response:
         return Response(selectors.memory_validate(principal=principal_of(request), payload=body(request)))
 
 
-class RecallContextView(APIView):
-    @_schema(inputs.RECALL, "recall_context: a token-bounded context pack for a task")
+class RecallContextView(ApiView):
+    @operation(
+        "recall_context",
+        "recall_context: a token-bounded context pack for a task",
+        answer="RecallAnswer",
+        errors=(409,),
+        body=inputs.json_schema(inputs.RECALL),
+    )
     def post(self, request: Request) -> Response:
         return Response(selectors.recall_context(principal=principal_of(request), payload=body(request)))
 
 
-class WorkspaceListView(APIView):
-    @extend_schema(summary="list_workspaces", responses={200: dict})
+class WorkspaceListView(ApiView):
+    @operation("list_workspaces", "list_workspaces", answer="WorkspaceList")
     def get(self, request: Request) -> Response:
         return Response(selectors.workspace_list(principal=principal_of(request)))

@@ -2,7 +2,10 @@
 
 The SDK's middleware calls ``ApiKeyVerifier.verify_token`` for every request; a key that
 ``accounts.keys.resolve_key`` does not accept never reaches a tool (HTTP 401 with a
-``WWW-Authenticate: Bearer`` header, answered by the SDK). The verified ``Principal`` travels
+``WWW-Authenticate: Bearer`` header, answered by the SDK). The SDK parses the ``Authorization``
+header itself, more strictly than REST did; ``with_canonical_authorization`` rewrites the header
+through MMW's one parser (``accounts.keys.bearer_token``) first, so both surfaces read a header
+alike. The verified ``Principal`` travels
 inside the SDK's own ``AccessToken`` (``PrincipalToken``), which the SDK stores on the request's
 ASGI scope; tools read it back from there with ``principal_of`` — nothing the client sends
 besides the key is trusted, and the key is resolved exactly once per HTTP request.
@@ -10,6 +13,7 @@ besides the key is trusted, and the key is resolved exactly once per HTTP reques
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -17,7 +21,7 @@ from mcp.server.auth.provider import AccessToken
 from pydantic import Field, InstanceOf
 from starlette.requests import HTTPConnection
 
-from accounts.keys import Principal, resolve_key
+from accounts.keys import Principal, bearer_token, resolve_key
 from memories.mcp.threads import run_sync
 
 
@@ -53,3 +57,18 @@ def principal_of(request: Any) -> Principal:
         # The SDK's RequireAuthMiddleware guards the route, so this is a wiring bug, not a client error.
         raise RuntimeError("an MCP tool was called without a verified API key")
     return token.principal
+
+
+def with_canonical_authorization(scope: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A copy of the ASGI ``scope`` whose ``Authorization`` header is exactly ``Bearer <key>``
+    when MMW's parser finds a key in it, and absent otherwise (the SDK then answers 401)."""
+    headers: list[tuple[bytes, bytes]] = []
+    token: str | None = None
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"authorization":
+            token = bearer_token(value.decode("latin-1"))
+        else:
+            headers.append((name, value))
+    if token is not None:
+        headers.append((b"authorization", f"Bearer {token}".encode("latin-1")))
+    return {**scope, "headers": headers}

@@ -23,7 +23,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memories.mcp import descriptions
-from memories.mcp.auth import ApiKeyVerifier
+from memories.mcp.auth import ApiKeyVerifier, with_canonical_authorization
 from memories.mcp.tools import build_tools
 from memories.selectors import API_VERSION
 
@@ -85,6 +85,7 @@ class McpEndpoint:
         if self._app is None:
             raise RuntimeError("the MCP endpoint is not running: serve the app with the ASGI lifespan on")
         # "/mcp" and "/mcp/" are the same endpoint: no redirect for clients to follow.
+        scope = with_canonical_authorization(scope)
         await self._app({**scope, "path": MCP_PATH, "raw_path": MCP_PATH.encode()}, receive, send)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import dj_database_url
 
 from mmw import embedded_pg, embedded_redis
+from mmw.csp import build_policy
 from mmw.env import env_bool, env_int, env_list, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -136,16 +137,25 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "mmw.api_errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # JSON in, JSON out: no browsable HTML pages, no form or multipart bodies (other types → 415).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
+# The OpenAPI schema at /api/v1/schema/ (memories/api/schema.py describes answers and errors).
 SPECTACULAR_SETTINGS = {
     "TITLE": "MMW API",
-    "DESCRIPTION": "Memory service for AI agents: remember, search, forget, validate.",
+    "DESCRIPTION": "Memory service for AI agents: remember, search, forget, validate. Every error answers "
+    '{"error": {"code", "message"}} with the status documented on its operation.',
     "VERSION": "1.0",
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memories.api.schema.add_components_and_healthz",
+    ],
 }
 
 # --- Product limits (technical; plan limits live in billing.Plan). ---
-MMW_MAX_CONTENT_CHARS = 100_000
 MMW_MAX_MEMORIES_PER_WORKSPACE = env_int("MMW_MAX_MEMORIES_PER_WORKSPACE", 1_000_000, minimum=1)
 MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, minimum=1)
 
@@ -173,11 +183,27 @@ LOGGING = {
 EMAIL_BACKEND = env_str("MMW_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("MMW_FROM_EMAIL", "MMW <noreply@localhost>")
 
+# --- Transport security: on when the public URL is https (TLS ends at a proxy in front of
+# `serve`, which must set X-Forwarded-Proto; see README "Environment"). /healthz stays reachable
+# over plain HTTP for load-balancer probes. /mcp is not served by Django: these apply to the rest.
+HTTPS = PUBLIC_URL.startswith("https://")
+SECURE_SSL_REDIRECT = env_bool("MMW_SSL_REDIRECT", HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_HSTS_SECONDS = env_int("MMW_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MMW_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("MMW_HSTS_PRELOAD", False)
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("MMW_SECURE_COOKIES", not DEBUG and PUBLIC_URL.startswith("https"))
+SESSION_COOKIE_SECURE = env_bool("MMW_SECURE_COOKIES", HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (mmw/csp.py) on every response Django serves. Forms may also post to
+# the payment provider's pages the billing views redirect to (MMW_CSP_FORM_ACTION adds more).
+MMW_CONTENT_SECURITY_POLICY = build_policy(
+    form_action_extra=env_list("MMW_CSP_FORM_ACTION", ["https://checkout.stripe.com", "https://billing.stripe.com"])
+)
+MIDDLEWARE.insert(1, "mmw.csp.ContentSecurityPolicyMiddleware")
 
 # --- billing ---
 # Stripe: empty keys leave billing off (webhooks are refused, Checkout answers "not configured").
@@ -224,9 +250,6 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if PUBLIC_URL.startswith("https") else "
 ACCOUNT_RATE_LIMITS = {"login_failed": "10/m/ip,5/5m/key", "signup": "20/m/ip", "reset_password": "20/m/ip,5/m/key"}
 SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_REFERRER_POLICY = "same-origin"
-if PUBLIC_URL.startswith("https"):
-    SECURE_HSTS_SECONDS = env_int("MMW_HSTS_SECONDS", 31_536_000, minimum=0)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Static files (the dashboard's CSS and vendored htmx) served by the web process itself, straight
 # from the apps' static/ folders: no collectstatic step, no separate file server.
 _SECURITY = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware")

@@ -9,7 +9,8 @@ from django.db import transaction
 
 from accounts.models import Account, User
 from accounts.services import audit_record
-from mmw.errors import Conflict, InvalidInput, NotFound
+from mmw import text
+from mmw.errors import Conflict, NotFound
 from orgs.models import Department, Membership
 from orgs.selectors import acting_membership
 from orgs.services._common import lock_account, require_organization
@@ -18,12 +19,7 @@ MAX_NAME = 200
 
 
 def _department_name(name: str) -> str:
-    clean = name.strip()
-    if not clean:
-        raise InvalidInput("department name must not be empty")
-    if len(clean) > MAX_NAME:
-        raise InvalidInput(f"department name must be at most {MAX_NAME} characters")
-    return clean
+    return text.clean_label("department name", name, MAX_NAME)
 
 
 def _unique_department_name(account: Account, name: str, exclude: int | None = None) -> None:

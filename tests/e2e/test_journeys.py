@@ -1,5 +1,6 @@
 """The dashboard in a real browser: a newcomer's first five minutes, an organisation with an
-auditor, and the billing banner. Screenshots of the main pages land in docs/screenshots/."""
+auditor, and the billing banner. Screenshots of the main pages land in var/screenshots/
+(`make screenshots` refreshes docs/screenshots/)."""
 
 from __future__ import annotations
 

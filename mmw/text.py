@@ -1,0 +1,68 @@
+"""Checks every text input passes before anything else is done with it (SPEC §2 "Input bounds").
+
+PostgreSQL cannot store NUL in text, and an unpaired surrogate cannot be encoded as UTF-8: either
+reaching the database is an exception, not an answer. Lengths are the columns' limits, checked
+here with a clear text instead of being hit as a database error or silently cut. One module, so
+the memory input table (``memories.inputs``), names of projects, keys and accounts, and dashboard
+forms refuse the same things with the same words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mmw.errors import InvalidInput
+
+# NUL, and UTF-16 surrogate code points (only unpaired ones can occur in a Python str).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# Names people and agents pick (workspaces, projects, keys): printable text. str.isprintable()
+# refuses control (Cc), format (Cf: bidi controls, zero-width characters), separators other than
+# the ASCII space, surrogates, private-use and unassigned code points.
+WILDCARD = "*"
+
+
+def unstorable_message(field: str) -> str:
+    return f"{field} must not contain NUL or unpaired surrogate characters"
+
+
+def too_long_message(field: str, limit: int) -> str:
+    return f"{field} exceeds maximum length of {limit}"
+
+
+def check_text(field: str, value: str, max_length: int | None = None) -> str:
+    """Return ``value`` if it can be stored as it is; refuse NUL, unpaired surrogates and text
+    longer than ``max_length`` characters (never truncated)."""
+    if _UNSTORABLE.search(value):
+        raise InvalidInput(unstorable_message(field), code="invalid_characters")
+    if max_length is not None and len(value) > max_length:
+        raise InvalidInput(too_long_message(field, max_length), code="too_long")
+    return value
+
+
+def name_problem(value: str, *, wildcard_ok: bool = False) -> str | None:
+    """Why ``value`` cannot be a name people read (a workspace, project, key or account name), or
+    None: printable text without control or bidi characters — and, for workspaces, without ``*``
+    (which reads take as "every workspace")."""
+    if not wildcard_ok and WILDCARD in value:
+        return "must not contain '*'"
+    if not value.isprintable():
+        return "must be printable text without control or bidi characters"
+    return None
+
+
+def check_name(field: str, value: str, max_length: int, *, wildcard_ok: bool = False) -> str:
+    """``check_text`` plus ``name_problem``: for names created by a write."""
+    check_text(field, value, max_length)
+    problem = name_problem(value, wildcard_ok=wildcard_ok)
+    if problem is not None:
+        raise InvalidInput(f"{field} {problem}", code="invalid_name")
+    return value
+
+
+def clean_label(kind: str, raw: str, max_length: int = 200) -> str:
+    """A project, department, account or key name as stored: stripped, not empty, at most
+    ``max_length`` characters of printable text (``*`` allowed; only workspaces reserve it)."""
+    value = raw.strip()
+    if not value:
+        raise InvalidInput(f"{kind} must not be empty")
+    return check_name(kind, value, max_length, wildcard_ok=True)

@@ -1,0 +1,97 @@
+"""The allowed imports between MMW's modules (docs/architecture.md), enforced.
+
+Each module of ours belongs to one layer; a module may import its own layer and the layers
+below it, never above. Interfaces (REST, MCP, dashboard, admin, commands, URL maps) sit on top:
+no module below imports one — only the composition root (``mmw.urls``, ``mmw.routing``, …)
+wires them in. Migrations are left out (they are frozen history, importing only Django).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("mmw", "accounts", "orgs", "memories", "billing", "dashboard")
+
+# (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # mmw's own modules are the ground floor (errors, env, text, locks, the Celery app, embedded
+    # servers) except those listed as the composition root at the top.
+    ("ground", ("mmw",)),
+    ("tenancy models", ("accounts", "orgs")),
+    ("tenancy rules", ("orgs.selectors", "accounts.keys", "accounts.services", "orgs.services", "accounts.authentication")),
+    ("memory core", ("memories",)),
+    ("billing", ("billing",)),
+    (
+        "interfaces",
+        (
+            "memories.api", "memories.mcp", "memories.admin", "memories.management",
+            "accounts.admin", "accounts.admin_login", "accounts.management",
+            "orgs.admin", "billing.api", "billing.admin", "billing.urls", "billing.webhooks",
+            "dashboard",
+        ),
+    ),
+    ("composition root", ("mmw.settings", "mmw.urls", "mmw.asgi", "mmw.wsgi", "mmw.routing", "mmw.views")),
+)  # fmt: skip
+RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
+
+
+def layer_of(module: str) -> str:
+    best, best_len = "", -1
+    for name, prefixes in LAYERS:
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = name, len(prefix)
+    assert best, f"{module} belongs to no layer: add it to LAYERS and docs/architecture.md"
+    return best
+
+
+def our_modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            found[".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")] = path
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # "from memories import services" imports a module; "from memories.models import Memory" a name
+            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {n for n in names if n.split(".")[0] in PACKAGES}
+
+
+def violations() -> list[str]:
+    modules = our_modules()
+    found = []
+    for module, path in sorted(modules.items()):
+        mine = RANK[layer_of(module)]
+        for target in sorted(imports_of(path)):
+            # "from memories import services" names a module; "from memories.models import Memory" a class
+            resolved = target if target in modules else target.rsplit(".", 1)[0]
+            if resolved not in modules:
+                continue
+            theirs = RANK[layer_of(resolved)]
+            if theirs > mine:
+                found.append(f"{module} ({layer_of(module)}) imports {resolved} ({layer_of(resolved)})")
+    return found
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    assert violations() == []
+
+
+def test_the_rule_catches_a_core_module_importing_billing() -> None:
+    """The check itself can fail: billing sits above the memory core."""
+    assert RANK[layer_of("billing.gate")] > RANK[layer_of("memories.services")]
+    assert RANK[layer_of("memories.api.views")] > RANK[layer_of("billing.gate")]
+    assert RANK[layer_of("mmw.routing")] > RANK[layer_of("dashboard.views")]
+    assert layer_of("mmw.errors") == "ground"
+    assert "memories.admission" in imports_of(ROOT / "billing" / "apps.py")  # billing → memories: allowed

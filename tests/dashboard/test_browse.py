@@ -1,0 +1,59 @@
+"""The dashboard's memory browser lists through the same selector as search, REST and MCP: the
+same filters, the same workspace resolution, the same answer for the same person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from accounts.models import Workspace
+from dashboard.principals import principal_for_user
+from memories.selectors import memory_search
+from memories.services import memory_remember
+from tests.conftest import Actor, Tenancy
+from tests.dashboard.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def remember(actor: Actor, content: str, **extra: Any) -> str:
+    principal = principal_for_user(actor.user, actor.project)
+    assert principal is not None
+    return str(memory_remember(principal=principal, payload={"content": content, **extra})["id"])
+
+
+def listed_ids(actor: Actor, **params: str) -> set[str]:
+    url = reverse("dashboard:memories", args=[actor.project.pk])
+    page = client_for(actor.user).get(url, params)
+    assert page.status_code == 200, page.content[:500]
+    return {r["id"] for r in page.context["results"]}
+
+
+def test_latest_only_ignores_a_newer_version_the_person_cannot_read(tenancy: Tenancy) -> None:
+    """Bob's draft v2 (visibility "author") must neither hide Alice's v1 from Alice nor show."""
+    v1 = remember(tenancy.alice, "the release train leaves on Mondays", fact_key="release-day")
+    remember(tenancy.bob, "the release train leaves on Fridays", fact_key="release-day", visibility="author")
+    principal = principal_for_user(tenancy.alice.user, tenancy.alice.project)
+    assert principal is not None
+    api = memory_search(principal=principal, payload={"query": "release train", "latest_only": True})
+    assert [r["id"] for r in api["results"]] == [v1]
+    assert listed_ids(tenancy.alice, latest_only="on", workspace="*") == {v1}
+
+
+def test_a_workspace_is_named_by_name_or_by_id_as_on_the_api(tenancy: Tenancy) -> None:
+    kept = remember(tenancy.alice, "ops notes live in the ops workspace", workspace="ops")
+    remember(tenancy.alice, "a default-workspace note")
+    ops = Workspace.objects.get(project=tenancy.alice.project, name="ops")
+    assert listed_ids(tenancy.alice, workspace="ops") == {kept}
+    assert listed_ids(tenancy.alice, workspace=str(ops.public_id)) == {kept}
+
+
+def test_a_deleted_workspace_says_so_instead_of_listing_nothing(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "soon gone", workspace="old")
+    Workspace.objects.filter(project=tenancy.alice.project, name="old").update(deleted_at="2026-01-01T00:00:00Z")
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    page = client_for(tenancy.alice.user).get(url, {"workspace": "old"})
+    assert page.status_code == 400
+    assert b"workspace &#x27;old&#x27; was deleted and cannot be reused" in page.content
