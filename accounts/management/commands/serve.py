@@ -109,45 +109,57 @@ class Child:
 @dataclass
 class PostgresWatch:
     """Keeps the embedded PostgreSQL (a daemon, not our child) running: when its postmaster is
-    gone, start it again in a thread (a start takes seconds; the other children keep being
-    supervised meanwhile), with backoff between failed attempts."""
+    gone, start it again from a helper process (``python -m mmw.embedded_pg``; the other children
+    keep being supervised meanwhile, and a start that hangs is killed after ``START_TIMEOUT``),
+    with backoff between failed attempts."""
 
     pgdata: Path
-    backoff: Backoff = field(default_factory=Backoff)
+    env: dict[str, str]
+    # At most 5 s between attempts: nothing works without the database, and an attempt is cheap.
+    backoff: Backoff = field(default_factory=lambda: Backoff(ceiling=5.0))
     up_since: float | None = None
     down_since: float | None = None
     due: float = 0.0
-    thread: threading.Thread | None = None
+    starter: subprocess.Popen[bytes] | None = None
+    starter_since: float = 0.0
+
+    START_TIMEOUT = 60.0
 
     def step(self, now: float) -> None:
-        if self.thread is not None and self.thread.is_alive():
+        if self.starter is not None and self.starter.poll() is None:
+            if now - self.starter_since > self.START_TIMEOUT:
+                logger.warning("embedded PostgreSQL start hung for %.0f s; killing it", now - self.starter_since)
+                self.starter.kill()
+                self.starter.wait()
             return
         if embedded_pg.postmaster_pid(self.pgdata) is not None:
             if self.down_since is not None:
                 logger.warning("embedded PostgreSQL is back after %.1f s", now - self.down_since)
                 self.down_since = None
+            self.starter = None
             if self.up_since is None:
                 self.up_since = now
             return
-        if self.down_since is None or self.thread is not None:
+        if self.down_since is None or self.starter is not None:
             uptime = now - self.up_since if self.up_since is not None else 0.0
             delay = self.backoff.next_delay(uptime)
             if self.down_since is None:
                 self.down_since = now
                 logger.warning("embedded PostgreSQL (%s) is not running; starting it in %.1f s", self.pgdata, delay)
+            else:
+                code = self.starter.returncode if self.starter else None
+                logger.warning("embedded PostgreSQL did not start (code %s); again in %.1f s", code, delay)
             self.up_since = None
-            self.thread = None
+            self.starter = None
             self.due = now + delay
             return
         if now >= self.due:
-            self.thread = threading.Thread(target=self._start, name="pg-start", daemon=True)
-            self.thread.start()
-
-    def _start(self) -> None:
-        try:
-            embedded_pg.ensure_running(self.pgdata)
-        except Exception:
-            logger.exception("embedded PostgreSQL did not start; will retry")
+            self.starter = subprocess.Popen(  # noqa: S603 - our own interpreter
+                [sys.executable, "-m", "mmw.embedded_pg", str(self.pgdata)],
+                env=self.env,
+                preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            )
+            self.starter_since = now
 
 
 class Command(BaseCommand):
@@ -168,7 +180,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
         host, port = options["host"], options["port"]
-        postgres = None if settings.DATABASE_URL else PostgresWatch(settings.DATA_DIR / "pg")
+        postgres = None if settings.DATABASE_URL else PostgresWatch(settings.DATA_DIR / "pg", _child_env())
         if postgres is not None:
             _start_postgres(postgres.pgdata)
         broker, children = _children(host, port, options)
