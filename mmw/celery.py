@@ -13,7 +13,6 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmw.settings.base")
 
@@ -51,12 +50,3 @@ def _add_beat_schedule(sender: Celery, source: Any, **kwargs: Any) -> None:
     """Merge these jobs into the configured schedule (``CELERY_BEAT_SCHEDULE`` wins a name clash),
     once the settings are loaded: importing this module must not load Django settings."""
     source.beat_schedule = {**_beat_schedule(), **dict(source.beat_schedule or {})}
-
-
-@worker_process_init.connect
-def _die_with_worker(**kwargs: Any) -> None:
-    """A pool process dies with the worker's main process, even when that one is SIGKILLed
-    (billiard's pool processes would otherwise live on, orphaned)."""
-    from mmw.lifeline import die_with_parent
-
-    die_with_parent()

@@ -1,9 +1,9 @@
 """Tie a process's life to its parent's: the kernel kills it when the parent dies.
 
-``manage.py serve`` sets this in each child it starts (between fork and exec), and the Celery
-worker's pool processes set it at start-up (``mmw.celery``), so neither a SIGKILL of ``serve``
-nor one of the worker's main process leaves orphans running. Linux only (``prctl``); elsewhere a
-no-op.
+``manage.py serve`` sets this in each child it starts (between fork and exec), so a SIGKILL of
+``serve`` leaves no orphans. Celery's prefork pool processes already do the same with their worker
+(``celery.concurrency.prefork.process_initializer``: ``set_pdeathsig('SIGKILL')``; verified by
+tests/mmw/test_faults.py). Linux only (``prctl``); elsewhere a no-op.
 """
 
 from __future__ import annotations

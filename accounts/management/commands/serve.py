@@ -13,8 +13,9 @@ Contract (SPEC §13, docs/reliability.md):
 - SIGTERM/SIGINT: web, beat and worker get SIGTERM (SIGKILL after a grace period), the broker
   last, then ``serve`` exits 0.
 - No orphans, even if ``serve`` is SIGKILLed: each child is started with PR_SET_PDEATHSIG
-  (``mmw.lifeline``), so the kernel kills it with ``serve``; the worker's pool processes do the
-  same with the worker (``mmw.celery``).
+  (``mmw.lifeline``), so the kernel kills it with ``serve``; Celery's pool processes do the same
+  with the worker. uvicorn runs one process (``--web-workers 1``, the default); with more, its
+  worker processes are not covered.
 """
 
 from __future__ import annotations
