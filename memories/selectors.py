@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from memories import admission, inputs, rules, search, statuses
+from memories import admission, inputs, record_rules, search, statuses
 from memories.models import Memory, MemoryRelation
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import Forbidden, InvalidInput, NotFound
@@ -322,7 +322,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     pool.sort(key=lambda m: (-m.importance, -relevance.get(m.id, 0.0), -m.created_at.timestamp()))
     chosen, used = [], 0
     for record in pool:
-        cost = rules.approx_tokens(record.content)
+        cost = record_rules.approx_tokens(record.content)
         if used + cost <= budget:
             chosen.append(record)
             used += cost

@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
-from memories import admission, embedding, guard, inputs, rules, tasks
+from memories import admission, embedding, guard, inputs, record_rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.selectors import API_VERSION, envelope
 from memories.workspaces import ALL, WorkspaceState, workspace_state
@@ -74,7 +74,7 @@ def memory_remember(
                 project=principal.project,
                 workspace_name=data.workspace,
                 key=idempotency_key,
-                request_hash=rules.request_hash(vars(data)),
+                request_hash=record_rules.request_hash(vars(data)),
                 response=answer,
             )
     return answer
@@ -112,7 +112,7 @@ def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uui
 
 
 def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> dict[str, Any] | None:
-    if not rules.valid_idempotency_key(key):
+    if not record_rules.valid_idempotency_key(key):
         raise InvalidInput("invalid X-Idempotency-Key")
     if principal.api_key is None:
         return None
@@ -123,7 +123,7 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     ).first()
     if record is None:
         return None
-    if record.request_hash != rules.request_hash(vars(data)):
+    if record.request_hash != record_rules.request_hash(vars(data)):
         raise Conflict("409 Conflict: idempotency key was used with different input")
     return dict(record.response)
 
@@ -132,7 +132,7 @@ def _remember(
     principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
 ) -> dict[str, Any]:
     now = timezone.now()
-    expires_at = rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
+    expires_at = record_rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
     state = workspace_state(principal, data.workspace)
     version = _next_version(principal, state, data)
     if SCOPE_WRITE not in principal.scopes:
@@ -164,7 +164,7 @@ def _remember(
         fact_key=clean["fact_key"],
         version=version,
         confidence=data.confidence,
-        importance=rules.importance_from_tags(clean["tags"] or []),
+        importance=record_rules.importance_from_tags(clean["tags"] or []),
         derived_from=derived,
         tags=clean["tags"] or [],
         reason=clean["reason"],
@@ -273,7 +273,7 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     if memory_id is not None and source_id is not None:
         raise InvalidInput("Provide only one of memory_id and source_id: forgetting by source must be explicit")
     if not workspace_name.strip():
-        raise InvalidInput("workspace and scope must not be empty")
+        raise InvalidInput("workspace must not be empty")
     if workspace_name == ALL and source_id is not None:
         raise InvalidInput("forget by source_id needs one workspace, not '*'")
     admitted = admission.admit(principal)

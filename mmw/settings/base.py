@@ -9,7 +9,7 @@ import dj_database_url
 
 from mmw import embedded_pg, embedded_redis
 from mmw.csp import build_policy
-from mmw.env import env_bool, env_int, env_list, env_path, env_str, read_secret
+from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = env_path("MMW_DATA_DIR", BASE_DIR / "var")
@@ -87,6 +87,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("MMW_DB_CONN_MAX_AGE", 0, minimum
 # instead of paying PostgreSQL's connect (a backend fork plus the session set-up, ~5-10 ms here).
 # Off (0) for the Celery worker, which forks (pools are not fork-safe), and for commands.
 DB_POOL_MAX_SIZE = env_int("MMW_DB_POOL_MAX_SIZE", 0, minimum=0)
+DB_POOL_TIMEOUT = env_float("MMW_DB_POOL_TIMEOUT", 1.5, minimum=0.1)
 if DB_POOL_MAX_SIZE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
         raise ValueError("MMW_DB_CONN_MAX_AGE must be 0 when MMW_DB_POOL_MAX_SIZE pools connections")
@@ -96,8 +97,19 @@ if DB_POOL_MAX_SIZE:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": DB_POOL_MAX_SIZE,
-        "timeout": env_int("MMW_DB_POOL_TIMEOUT", 10, minimum=1),
+        # Shed load instead of queueing it: a request that cannot borrow a connection within this
+        # many seconds answers 503 with Retry-After (mmw.boundary), well inside the 2 s promise.
+        "timeout": DB_POOL_TIMEOUT,
     }
+# Admission control (mmw.boundary): API requests inside the app at once, per web process; more
+# wait briefly, then get 503 + Retry-After. Twice the pool keeps every connection busy.
+MAX_REQUESTS_IN_FLIGHT = env_int("MMW_MAX_REQUESTS_IN_FLIGHT", 2 * (DB_POOL_MAX_SIZE or 8), minimum=1)
+# Seconds a request may wait for admission before that 503: within SPEC §13's 2 seconds.
+ADMISSION_TIMEOUT = env_float("MMW_ADMISSION_TIMEOUT", 1.0, minimum=0.1)
+# An unreachable database server (TCP) must fail fast too; libpq's minimum is 2 seconds.
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+    "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
@@ -114,7 +126,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
+# No collectstatic step: WhiteNoise serves the apps' static/ folders through the finders (below),
+# so there is no STATIC_ROOT to fill (an empty one only made WhiteNoise warn on every start).
+STATIC_ROOT = None
 
 # --- Celery: Redis when configured, else the embedded Redis-protocol server that ``serve`` runs
 # under $MMW_DATA_DIR/redis (mmw/embedded_redis.py): the same kombu transport and client either way. ---
@@ -170,6 +184,11 @@ if MMW_EMBEDDING_BACKEND == "openai":
     }
     if env_int("MMW_EMBEDDING_DIMENSIONS", 0):
         MMW_EMBEDDING_OPTIONS["dimensions"] = env_int("MMW_EMBEDDING_DIMENSIONS", 0)
+
+# --- The archivist's optional LLM judge (OpenAI-compatible chat API); unset = rules only. ---
+MMW_ARCHIVIST_LLM_URL = env_str("MMW_ARCHIVIST_LLM_URL", "")
+MMW_ARCHIVIST_LLM_MODEL = env_str("MMW_ARCHIVIST_LLM_MODEL", "")
+MMW_ARCHIVIST_LLM_KEY = env_str("MMW_ARCHIVIST_LLM_KEY", "")
 
 LOGGING = {
     "version": 1,
