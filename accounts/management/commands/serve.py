@@ -59,7 +59,7 @@ class Backoff:
     def next_delay(self, uptime: float) -> float:
         if uptime >= self.stable:
             self.failures = 0
-        delay = min(self.ceiling, self.initial * 2**self.failures)
+        delay = min(self.ceiling, self.initial * float(2**self.failures))
         self.failures += 1
         return delay
 
