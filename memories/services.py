@@ -21,9 +21,9 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
-from memories import admission, embedding, guard, inputs, record_rules, tasks
+from memories import admission, embedding, guard, inputs, presenters, record_rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
-from memories.selectors import API_VERSION, envelope
+from memories.presenters import API_VERSION
 from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
@@ -179,7 +179,7 @@ def _remember(
     )
     _link_derived(memory, derived)
     transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
-    return _remember_answer(principal, memory, redactions, admitted)
+    return presenters.remembered(principal, memory, redactions, admitted.notice())
 
 
 def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
@@ -235,30 +235,6 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
     )
 
 
-def _remember_answer(
-    principal: Principal, memory: Memory, redactions: list[dict[str, str]], admitted: admission.Admission
-) -> dict[str, Any]:
-    return {
-        "id": str(memory.id),
-        **envelope(principal, memory.workspace.name, admitted),
-        "scope": memory.scope,
-        "status": "unverified",
-        "source_id": memory.source_id,
-        "source_hash": memory.source_hash,
-        "derived_from": [str(i) for i in memory.derived_from],
-        "fact_key": memory.fact_key,
-        "version": memory.version,
-        "visibility": memory.visibility,
-        "expires_at": _iso(memory.expires_at),
-        "redactions": redactions,
-        "created_at": _iso(memory.created_at),
-    }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
 # --- forget -----------------------------------------------------------------------------
 
 
@@ -307,7 +283,7 @@ def _forget_one(
     return {
         "id": memory_id,
         "forgotten": forgotten,
-        **envelope(principal, name, admitted),
+        **presenters.envelope(principal, name, admitted.notice()),
         "at": timezone.now().isoformat(),
     }
 
@@ -326,7 +302,7 @@ def _forget_source(
     return {
         "source_id": source_id,
         "forgotten_count": count,
-        **envelope(principal, state.name, admitted),
+        **presenters.envelope(principal, state.name, admitted.notice()),
         "at": timezone.now().isoformat(),
     }
 
