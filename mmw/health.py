@@ -58,7 +58,9 @@ def _redis_client(url: str) -> redis.Redis:
     """One client per URL (it keeps its own connection pool), with short socket timeouts."""
     client = _REDIS.get(url)
     if client is None:
-        client = redis.Redis.from_url(url, socket_timeout=DEADLINE_SECONDS, socket_connect_timeout=DEADLINE_SECONDS)
+        # kombu spells a Unix socket redis+socket:///path (the embedded broker); redis-py unix:///path
+        plain = "unix://" + url.removeprefix("redis+socket://") if url.startswith("redis+socket://") else url
+        client = redis.Redis.from_url(plain, socket_timeout=DEADLINE_SECONDS, socket_connect_timeout=DEADLINE_SECONDS)
         _REDIS[url] = client
     return client
 

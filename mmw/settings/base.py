@@ -7,7 +7,7 @@ from typing import Any
 
 import dj_database_url
 
-from mmw import embedded_pg
+from mmw import embedded_pg, embedded_redis
 from mmw.csp import build_policy
 from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
 
@@ -70,13 +70,14 @@ TEMPLATES = [
     },
 ]
 
-# --- Database: PostgreSQL always; the embedded server when DATABASE_URL is not set. ---
+# --- Database: PostgreSQL always; the embedded server when DATABASE_URL is not set (settings
+# never start it: a process's first connection does, and ``serve`` keeps it running). ---
 DATABASE_URL = env_str("DATABASE_URL", "")
 DATABASES: dict[str, Any]
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
 else:
-    DATABASES = {"default": embedded_pg.ensure_running(DATA_DIR / "pg")}
+    DATABASES = {"default": embedded_pg.database_settings(DATA_DIR / "pg")}
 # Persistent connections are per thread; under ASGI (and the MCP endpoint's worker threads) they
 # pile up until PostgreSQL refuses clients (seen in bench/ as "too many clients already").
 # Default 0 = one connection per request, returned to a pool where one is configured.
@@ -132,19 +133,10 @@ STATIC_URL = "static/"
 # so there is no STATIC_ROOT to fill (an empty one only made WhiteNoise warn on every start).
 STATIC_ROOT = None
 
-# --- Celery: Redis when configured, else an embedded filesystem transport (no other server). ---
+# --- Celery: Redis when configured, else the embedded Redis-protocol server that ``serve`` runs
+# under $MMW_DATA_DIR/redis (mmw/embedded_redis.py): the same kombu transport and client either way. ---
 REDIS_URL = env_str("REDIS_URL", "")
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
-BROKER_DIR = DATA_DIR / "broker"
-if not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "processed_folder": str(BROKER_DIR / "processed"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
-    }
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL) or embedded_redis.broker_url(DATA_DIR)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

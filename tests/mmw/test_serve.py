@@ -77,3 +77,28 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
     assert "manage.py quickstart" in output
     for pid in children:
         assert subprocess.run(["kill", "-0", pid], capture_output=True).returncode != 0, output[-2000:]
+
+
+def test_backoff_doubles_to_a_ceiling_and_resets_after_a_stable_run() -> None:
+    from accounts.management.commands.serve import Backoff
+
+    backoff = Backoff(initial=0.5, ceiling=30.0, stable=60.0)
+    assert [backoff.next_delay(uptime=1.0) for _ in range(8)] == [0.5, 1, 2, 4, 8, 16, 30, 30]
+    assert backoff.next_delay(uptime=61.0) == 0.5
+
+
+def test_pg_status_only_reports_and_starts_nothing(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mmw.settings.base",
+        "MMW_DATA_DIR": str(tmp_path),
+        "MMW_SECRET_KEY": "test-only",
+    }
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "pg", "status"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("stopped"), done.stdout
+    assert not (tmp_path / "pg" / "PG_VERSION").exists(), "no cluster was created"
+    assert not (tmp_path / "pg" / "postmaster.pid").exists(), "no server was started"

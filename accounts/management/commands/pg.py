@@ -1,4 +1,8 @@
-"""``manage.py pg status|stop``: manage the embedded PostgreSQL under ``$MMW_DATA_DIR/pg``."""
+"""``manage.py pg status|start|stop``: the embedded PostgreSQL under ``$MMW_DATA_DIR/pg``.
+
+``status`` only reports (it never starts a server: loading the settings does not either);
+``start`` starts it if needed; ``stop`` stops it cleanly (``manage.py serve`` would start it again).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,10 @@ from mmw import embedded_pg
 
 
 class Command(BaseCommand):
-    help = "Show or stop the embedded PostgreSQL (unused when DATABASE_URL is set)."
+    help = "Show, start or stop the embedded PostgreSQL (unused when DATABASE_URL is set)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("action", choices=["status", "stop"])
+        parser.add_argument("action", choices=["status", "start", "stop"])
 
     def handle(self, *args: Any, **options: Any) -> None:
         pgdata = settings.DATA_DIR / "pg"
@@ -24,6 +28,9 @@ class Command(BaseCommand):
         if options["action"] == "stop":
             stopped = embedded_pg.stop(pgdata)
             self.stdout.write("stopped" if stopped else "not running")
+        elif options["action"] == "start":
+            embedded_pg.ensure_running(pgdata)
+            self.stdout.write(f"running (pid {embedded_pg.postmaster_pid(pgdata)}, {pgdata})")
         else:
-            running = (pgdata / "postmaster.pid").exists()
-            self.stdout.write(f"{'running' if running else 'stopped'} ({pgdata})")
+            pid = embedded_pg.postmaster_pid(pgdata)
+            self.stdout.write(f"running (pid {pid}, {pgdata})" if pid else f"stopped ({pgdata})")

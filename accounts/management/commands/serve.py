@@ -1,27 +1,170 @@
-"""``manage.py serve``: the ASGI web server, a Celery worker and beat, started and stopped together.
+"""``manage.py serve``: MMW's supervisor. It runs the web server (uvicorn), a Celery worker and
+beat, the embedded Redis-protocol broker (when no ``CELERY_BROKER_URL``/``REDIS_URL`` is set) and
+keeps the embedded PostgreSQL running (when no ``DATABASE_URL`` is set).
 
-Each runs as its own child process; when one dies or the command is interrupted, all are stopped
-(SIGTERM, then SIGKILL after a grace period) and the command exits.
+Contract (SPEC §13, docs/reliability.md):
+
+- A child that exits, whatever its code, is restarted after a backoff (0.5 s doubling to 30 s,
+  back to 0.5 s once it has stayed up for a minute); every exit and restart is logged with the
+  exit code. One dead child is never a reason to stop the others.
+- The embedded PostgreSQL is a daemon (pg_ctl), not a child: ``serve`` checks its postmaster every
+  0.2 s (``postmaster.pid`` and ``/proc``) and starts it again, with the same backoff, when it is
+  gone. It is left running when ``serve`` stops, as before (commands reuse it; ``make stop``).
+- SIGTERM/SIGINT: web, beat and worker get SIGTERM (SIGKILL after a grace period), the broker
+  last, then ``serve`` exits 0.
+- No orphans, even if ``serve`` is SIGKILLed: each child is started with PR_SET_PDEATHSIG
+  (``mmw.lifeline``), so the kernel kills it with ``serve``; Celery's pool processes do the same
+  with the worker. uvicorn runs one process (``--web-workers 1``, the default); with more, its
+  worker processes are not covered.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from mmw import embedded_pg, embedded_redis
+from mmw.lifeline import die_with_parent
+
+logger = logging.getLogger("mmw.serve")
+
 GRACE_SECONDS = 10.0
+TICK_SECONDS = 0.2
+BROKER_READY_SECONDS = 10.0
+
+
+@dataclass
+class Backoff:
+    """Exponential restart delays: ``initial`` doubling up to ``ceiling``; a run that lasted
+    ``stable`` seconds or more resets the sequence."""
+
+    initial: float = 0.5
+    ceiling: float = 30.0
+    stable: float = 60.0
+    failures: int = 0
+
+    def next_delay(self, uptime: float) -> float:
+        if uptime >= self.stable:
+            self.failures = 0
+        delay = min(self.ceiling, self.initial * float(2**self.failures))
+        self.failures += 1
+        return delay
+
+
+@dataclass
+class Child:
+    """A supervised foreground process; ``step`` starts it when due and notices its exit."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    backoff: Backoff = field(default_factory=Backoff)
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    due: float = 0.0
+    starts: int = 0
+
+    def step(self, now: float) -> None:
+        if self.proc is None:
+            if now >= self.due:
+                self.start(now)
+            return
+        code = self.proc.poll()
+        if code is None:
+            return
+        delay = self.backoff.next_delay(now - self.started_at)
+        logger.warning(
+            "%s (pid %d) exited with code %s after %.1f s; restarting in %.1f s",
+            self.name, self.proc.pid, code, now - self.started_at, delay,
+        )  # fmt: skip
+        self.proc = None
+        self.due = now + delay
+
+    def start(self, now: float) -> None:
+        self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and binaries
+            self.argv, env=self.env, preexec_fn=functools.partial(die_with_parent, os.getpid())
+        )
+        self.started_at = now
+        self.starts += 1
+        if self.starts > 1:
+            logger.warning("%s restarted (start %d, pid %d)", self.name, self.starts, self.proc.pid)
+
+    def signal(self, signum: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signum)
+
+
+@dataclass
+class PostgresWatch:
+    """Keeps the embedded PostgreSQL (a daemon, not our child) running: when its postmaster is
+    gone, start it again from a helper process (``python -m mmw.embedded_pg``; the other children
+    keep being supervised meanwhile, and a start that hangs is killed after ``START_TIMEOUT``),
+    with backoff between failed attempts."""
+
+    pgdata: Path
+    env: dict[str, str]
+    # At most 5 s between attempts: nothing works without the database, and an attempt is cheap.
+    backoff: Backoff = field(default_factory=lambda: Backoff(ceiling=5.0))
+    up_since: float | None = None
+    down_since: float | None = None
+    due: float = 0.0
+    starter: subprocess.Popen[bytes] | None = None
+    starter_since: float = 0.0
+
+    START_TIMEOUT = 60.0
+
+    def step(self, now: float) -> None:
+        if self.starter is not None and self.starter.poll() is None:
+            if now - self.starter_since > self.START_TIMEOUT:
+                logger.warning("embedded PostgreSQL start hung for %.0f s; killing it", now - self.starter_since)
+                self.starter.kill()
+                self.starter.wait()
+            return
+        if embedded_pg.postmaster_pid(self.pgdata) is not None:
+            if self.down_since is not None:
+                logger.warning("embedded PostgreSQL is back after %.1f s", now - self.down_since)
+                self.down_since = None
+            self.starter = None
+            if self.up_since is None:
+                self.up_since = now
+            return
+        if self.down_since is None or self.starter is not None:
+            uptime = now - self.up_since if self.up_since is not None else 0.0
+            delay = self.backoff.next_delay(uptime)
+            if self.down_since is None:
+                self.down_since = now
+                logger.warning("embedded PostgreSQL (%s) is not running; starting it in %.1f s", self.pgdata, delay)
+            else:
+                code = self.starter.returncode if self.starter else None
+                logger.warning("embedded PostgreSQL did not start (code %s); again in %.1f s", code, delay)
+            self.up_since = None
+            self.starter = None
+            self.due = now + delay
+            return
+        if now >= self.due:
+            self.starter = subprocess.Popen(  # noqa: S603 - our own interpreter
+                [sys.executable, "-m", "mmw.embedded_pg", str(self.pgdata)],
+                env=self.env,
+                preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            )
+            self.starter_since = now
 
 
 class Command(BaseCommand):
-    help = "Serve MMW: web (uvicorn), Celery worker and Celery beat."
+    help = "Serve MMW: web (uvicorn), Celery worker and beat, embedded broker and PostgreSQL, supervised."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MMW_HOST)
@@ -30,43 +173,71 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=1)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        host, port = options["host"], options["port"]
-        commands = {"web": _web(host, port, options["web_workers"])}
-        if not options["no_worker"]:
-            settings.BROKER_DIR.mkdir(parents=True, exist_ok=True)
-            for sub in ("queue", "processed", "control"):
-                (settings.BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
-            commands["worker"] = [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "mmw",
-                "worker",
-                "--loglevel=INFO",
-                "--concurrency=2",
-            ]
-            commands["beat"] = [sys.executable, "-m", "celery", "-A", "mmw", "beat", "--loglevel=INFO"]
-        children = {name: subprocess.Popen(cmd, env=_child_env()) for name, cmd in commands.items()}  # noqa: S603
-        self.stdout.write(_banner(host, port))
-        stopping = False
+        stopping = threading.Event()
 
         def _stop(signum: int, frame: FrameType | None) -> None:
-            nonlocal stopping
-            stopping = True
+            stopping.set()
 
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
-        exit_code = 0
-        while not stopping:
-            for name, child in children.items():
-                if child.poll() is not None:
-                    self.stderr.write(f"{name} exited with code {child.returncode}; stopping MMW")
-                    exit_code = child.returncode or 1
-                    stopping = True
-            time.sleep(0.2)
-        _terminate(list(children.values()))
-        sys.exit(exit_code)
+        host, port = options["host"], options["port"]
+        postgres = None if settings.DATABASE_URL else PostgresWatch(settings.DATA_DIR / "pg", _child_env())
+        if postgres is not None:
+            _start_postgres(postgres.pgdata)
+        broker, children = _children(host, port, options)
+        if broker is not None:
+            embedded_redis.stop_stale(settings.DATA_DIR)
+            broker.start(time.monotonic())
+            _wait_for_broker(broker)
+        for child in children:
+            child.start(time.monotonic())
+        self.stdout.write(_banner(host, port))
+        self.stdout.flush()
+        supervised: list[Child | PostgresWatch] = [*([broker] if broker else []), *children]
+        if postgres is not None:
+            supervised.insert(0, postgres)
+        while not stopping.is_set():
+            now = time.monotonic()
+            for unit in supervised:
+                unit.step(now)
+            stopping.wait(TICK_SECONDS)
+        _terminate(children)
+        if broker is not None:
+            _terminate([broker])
+        logger.info("MMW stopped")
+
+
+def _start_postgres(pgdata: Path) -> None:
+    try:
+        embedded_pg.ensure_running(pgdata)
+    except Exception:
+        logger.exception("embedded PostgreSQL did not start; serve will keep trying")
+
+
+def _children(host: str, port: int, options: dict[str, Any]) -> tuple[Child | None, list[Child]]:
+    env = _child_env()
+    children = [Child("web", _web(host, port, options["web_workers"]), env)]
+    if options["no_worker"]:
+        return None, children
+    celery = [sys.executable, "-m", "celery", "-A", "mmw"]
+    children.append(Child("worker", [*celery, "worker", "--loglevel=INFO", "--concurrency=2"], env))
+    children.append(Child("beat", [*celery, "beat", "--loglevel=INFO"], env))
+    broker = None
+    if embedded_redis.broker_url(settings.DATA_DIR) == settings.CELERY_BROKER_URL:
+        broker = Child("broker", embedded_redis.command(settings.DATA_DIR), env)
+    return broker, children
+
+
+def _wait_for_broker(broker: Child) -> None:
+    """Give the broker a moment to open its socket (the others would only retry meanwhile)."""
+    deadline = time.monotonic() + BROKER_READY_SECONDS
+    while time.monotonic() < deadline:
+        if embedded_redis.ping(settings.DATA_DIR, timeout=0.5):
+            return
+        if broker.proc is not None and broker.proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    logger.warning("embedded broker is not answering yet; starting the others anyway")
 
 
 def _child_env() -> dict[str, str]:
@@ -86,17 +257,19 @@ def _web(host: str, port: int, workers: int) -> list[str]:
     ]  # fmt: skip
 
 
-def _terminate(children: list[subprocess.Popen[bytes]]) -> None:
+def _terminate(children: list[Child]) -> None:
+    """SIGTERM all, then SIGKILL whatever is still running after the grace period."""
     for child in children:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
+        child.signal(signal.SIGTERM)
     deadline = time.monotonic() + GRACE_SECONDS
     for child in children:
+        if child.proc is None:
+            continue
         try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+            child.proc.kill()
+            child.proc.wait()
 
 
 def _banner(host: str, port: int) -> str:

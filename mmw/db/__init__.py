@@ -1,0 +1,1 @@
+"""The embedded-PostgreSQL database engine (``ENGINE = "mmw.db"``); see ``mmw.db.base``."""

@@ -1,0 +1,38 @@
+"""Django's PostgreSQL backend, plus: the embedded server is started before a process's first
+connection.
+
+Settings only say where the embedded server's socket will be (``embedded_pg.database_settings``),
+so commands that never touch the database (``manage.py pg status``, ``check``) start nothing.
+The first connection of each process starts the server if it is not running and creates the
+database (``migrate``, ``quickstart``, the test run, a ``serve`` child); later connections do not
+check again: restarting a server that died afterwards is ``manage.py serve``'s job.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.db.backends.postgresql import base
+
+from mmw import embedded_pg
+
+_started = threading.Event()
+_lock = threading.Lock()
+
+
+def ensure_started() -> None:
+    """Start the embedded server once per process (idempotent across processes: a file lock)."""
+    if _started.is_set():
+        return
+    with _lock:
+        if not _started.is_set():
+            embedded_pg.ensure_running(settings.DATA_DIR / "pg")
+            _started.set()
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        ensure_started()
+        return super().get_new_connection(conn_params)
