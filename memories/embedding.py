@@ -43,6 +43,15 @@ def embed_for_write(text: str) -> tuple[list[float] | None, str | None]:
         return None, None
 
 
+def warm_up() -> None:
+    """Load the configured model and embed one text, so the first request does not pay for the
+    load. Failures are logged, never raised (the request path reports them as it always does)."""
+    try:
+        current().embed_query("warm up")
+    except Exception:
+        logger.exception("warming up the embedding model failed; it will load on first use")
+
+
 def embed_query(text: str) -> tuple[list[float], EmbeddingBackend] | None:
     """The query's vector with its backend, or None when the model is unavailable."""
     backend = current()

@@ -188,6 +188,9 @@ if MMW_EMBEDDING_BACKEND == "openai":
     if env_int("MMW_EMBEDDING_DIMENSIONS", 0):
         MMW_EMBEDDING_OPTIONS["dimensions"] = env_int("MMW_EMBEDDING_DIMENSIONS", 0)
 
+# The web process loads the embedding model at start-up, in the background (mmw/asgi.py).
+MMW_WARM_MODELS = env_bool("MMW_WARM_MODELS", True)
+
 # --- The archivist's optional LLM judge (OpenAI-compatible chat API); unset = rules only. ---
 MMW_ARCHIVIST_LLM_URL = env_str("MMW_ARCHIVIST_LLM_URL", "")
 MMW_ARCHIVIST_LLM_MODEL = env_str("MMW_ARCHIVIST_LLM_MODEL", "")

@@ -12,6 +12,7 @@ os.environ.setdefault("MMW_DATA_DIR", str(_ROOT / "var" / "test"))
 from mmw.settings.base import *  # noqa: E402,F403
 
 CELERY_BROKER_URL = os.environ.get("MMW_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+MMW_WARM_MODELS = False  # tests pick their model per test; loading the default in the background only costs CPU
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # A Celery worker started by tests/worker.py uses pytest-django's test database; a killed worker's
