@@ -1,14 +1,27 @@
-"""DRF exception handler: every error becomes ``{"error": {"code", "message"}}``."""
+"""REST's exception boundary: every error becomes ``{"error": {"code", "message"}}``.
+
+Domain errors keep their code, message and status; an unavailable database (connect failure,
+pool timeout) is 503 with ``Retry-After``; anything else is a JSON 500 ``internal error
+(request <id>)``, logged here once with the id and the traceback (and marked logged, so Django
+does not log it a second time). ``mmw.boundary`` makes sure nothing else on /api/ is HTML.
+"""
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from mmw.boundary import RETRY_AFTER_SECONDS, UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError, RateLimited
+
+logger = logging.getLogger(__name__)
 
 
 def error_response(code: str, message: str, http_status: int, headers: dict[str, str] | None = None) -> Response:
@@ -22,7 +35,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return error_response(exc.code, exc.message, exc.http_status, headers)
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None
+        request = context.get("request")
+        return _unexpected(exc, getattr(request, "_request", request))
     if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
         response.data = {"error": {"code": "not_authenticated", "message": _detail(exc)}}
         response.status_code = status.HTTP_401_UNAUTHORIZED
@@ -47,3 +61,41 @@ def _flatten(detail: Any) -> str:
     if isinstance(detail, list):
         return "; ".join(_flatten(item) for item in detail)
     return str(detail)
+
+
+def _unexpected(exc: BaseException, request: HttpRequest | None) -> Response:
+    code, message, http_status, headers = _classify(exc, request)
+    response = error_response(code, message, http_status, headers)
+    response._has_been_logged = True  # type: ignore[attr-defined]  # Django's own flag: logged once, here
+    return response
+
+
+def _classify(exc: BaseException, request: HttpRequest | None) -> tuple[str, str, int, dict[str, str] | None]:
+    """Log ``exc`` once and return (code, message, status, headers) for it."""
+    request_id = request_id_of(request)
+    path = request.path if request is not None else "?"
+    if is_unavailable(exc):
+        logger.warning("database unavailable (request %s) on %s: %r", request_id, path, exc)
+        return "service_unavailable", UNAVAILABLE_MESSAGE, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    logger.error("internal error (request %s) on %s", request_id, path, exc_info=exc)
+    return "internal_error", f"internal error (request {request_id})", 500, None
+
+
+def request_id_of(request: HttpRequest | None) -> str:
+    """The boundary's id for this request (ASGI), else a fresh one (WSGI, tests' client)."""
+    state = request_state(getattr(request, "scope", None))
+    return state.request_id if state is not None else new_request_id()
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: JSON (500, or 503 for an unavailable database) on /api/, Django's page elsewhere.
+
+    Reached for exceptions outside DRF's views (middleware, URL resolution).
+    """
+    exc = sys.exc_info()[1]
+    if not request.path.startswith("/api/") or exc is None:
+        return defaults.server_error(request)
+    code, message, http_status, headers = _classify(exc, request)
+    response = JsonResponse({"error": {"code": code, "message": message}}, status=http_status, headers=headers)
+    response._has_been_logged = True  # type: ignore[attr-defined]
+    return response

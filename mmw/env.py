@@ -52,6 +52,22 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    """Parse a finite decimal number (e.g. seconds), optionally bounded below."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ImproperlyConfigured(f"{name} must be finite, got {raw!r}")
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """Parse a comma-separated list; blanks are dropped."""
     raw = os.environ.get(name)

@@ -1,6 +1,7 @@
 """The outer ASGI router: ``/mcp`` goes to the MCP SDK's app, everything else to Django.
 
-It also answers the ASGI lifespan (Django does not speak it): startup enters the MCP session
+Both surfaces sit inside ``mmw.boundary.Boundary`` (``/api/`` and ``/mcp``): bounded bodies and
+JSON error answers only. It also answers the ASGI lifespan (Django does not speak it): startup enters the MCP session
 manager, shutdown leaves it. Serve with the lifespan on (``uvicorn --lifespan on``).
 """
 
@@ -11,7 +12,10 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
+from django.conf import settings
+
 from memories.mcp.endpoint import MCP_PATH, McpEndpoint
+from mmw.boundary import Boundary
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -28,7 +32,7 @@ def build_application(django_app: Any) -> ASGIApp:
     """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest."""
     mcp = McpEndpoint()
 
-    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+    async def route(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send, [mcp.running])
             return
@@ -37,7 +41,21 @@ def build_application(django_app: Any) -> ASGIApp:
             return
         await django_app(scope, receive, send)
 
-    return application
+    return Boundary(
+        route,
+        surface_of,
+        max_in_flight=settings.MAX_REQUESTS_IN_FLIGHT,
+        admission_wait=settings.ADMISSION_TIMEOUT,
+    )
+
+
+def surface_of(path: str) -> str | None:
+    """Which API surface a path belongs to ("mcp", "api"), or None for pages and /healthz."""
+    if path in MCP_PATHS:
+        return "mcp"
+    if path.startswith("/api/"):
+        return "api"
+    return None
 
 
 async def _lifespan(receive: Receive, send: Send, contexts: Sequence[LifespanContext]) -> None:

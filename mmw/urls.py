@@ -13,3 +13,6 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("", include("dashboard.urls")),
 ]
+
+# Exceptions outside DRF's views answer JSON on /api/ (see mmw.api_errors, mmw.boundary).
+handler500 = "mmw.api_errors.server_error"

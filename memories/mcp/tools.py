@@ -24,6 +24,7 @@ from memories import inputs, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
+from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
 
 logger = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
     """Run one tool call; every failure becomes a ``ToolError`` (``isError`` with our text).
 
     ``MMWError`` keeps its exact message; anything else is logged here with its traceback and
-    reaches the client only as ``internal error``.
+    reaches the client only as ``internal error (request <id>)``.
     """
     request = ctx.request_context.request
     principal = principal_of(request)
@@ -152,7 +153,23 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
         text = json.dumps(answer, ensure_ascii=False)
     except MMWError as exc:
         raise ToolError(exc.message) from None
-    except Exception:
-        logger.exception("MCP tool %s failed", spec.name)
-        raise ToolError("internal error") from None
+    except Exception as exc:  # noqa: BLE001 - the tool boundary: logged with an id, never shown raw
+        raise _unexpected(spec.name, exc, request) from None
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
+
+
+def _unexpected(tool: str, exc: Exception, request: Any) -> ToolError:
+    """The tool error for a failure that is not a domain error, logged once with the request id.
+
+    An unavailable database also marks the request (``RequestState.unavailable``): the boundary
+    around ``/mcp`` then answers HTTP 503 with ``Retry-After`` instead of this result.
+    """
+    state = request_state(request.scope if isinstance(request, HTTPConnection) else None)
+    request_id = state.request_id if state is not None else new_request_id()
+    if is_unavailable(exc):
+        if state is not None:
+            state.unavailable = True
+        logger.warning("MCP tool %s: database unavailable (request %s): %r", tool, request_id, exc)
+        return ToolError(UNAVAILABLE_MESSAGE)
+    logger.error("MCP tool %s: internal error (request %s)", tool, request_id, exc_info=exc)
+    return ToolError(f"internal error (request {request_id})")

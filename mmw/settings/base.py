@@ -9,7 +9,7 @@ import dj_database_url
 
 from mmw import embedded_pg
 from mmw.csp import build_policy
-from mmw.env import env_bool, env_int, env_list, env_path, env_str, read_secret
+from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = env_path("MMW_DATA_DIR", BASE_DIR / "var")
@@ -86,6 +86,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("MMW_DB_CONN_MAX_AGE", 0, minimum
 # instead of paying PostgreSQL's connect (a backend fork plus the session set-up, ~5-10 ms here).
 # Off (0) for the Celery worker, which forks (pools are not fork-safe), and for commands.
 DB_POOL_MAX_SIZE = env_int("MMW_DB_POOL_MAX_SIZE", 0, minimum=0)
+DB_POOL_TIMEOUT = env_float("MMW_DB_POOL_TIMEOUT", 1.5, minimum=0.1)
 if DB_POOL_MAX_SIZE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
         raise ValueError("MMW_DB_CONN_MAX_AGE must be 0 when MMW_DB_POOL_MAX_SIZE pools connections")
@@ -95,8 +96,19 @@ if DB_POOL_MAX_SIZE:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": DB_POOL_MAX_SIZE,
-        "timeout": env_int("MMW_DB_POOL_TIMEOUT", 10, minimum=1),
+        # Shed load instead of queueing it: a request that cannot borrow a connection within this
+        # many seconds answers 503 with Retry-After (mmw.boundary), well inside the 2 s promise.
+        "timeout": DB_POOL_TIMEOUT,
     }
+# Admission control (mmw.boundary): API requests inside the app at once, per web process; more
+# wait briefly, then get 503 + Retry-After. Twice the pool keeps every connection busy.
+MAX_REQUESTS_IN_FLIGHT = env_int("MMW_MAX_REQUESTS_IN_FLIGHT", 2 * (DB_POOL_MAX_SIZE or 8), minimum=1)
+# Seconds a request may wait for admission before that 503: within SPEC §13's 2 seconds.
+ADMISSION_TIMEOUT = env_float("MMW_ADMISSION_TIMEOUT", 1.0, minimum=0.1)
+# An unreachable database server (TCP) must fail fast too; libpq's minimum is 2 seconds.
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+    "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

@@ -96,4 +96,4 @@ def test_rest_with_a_valid_key_passes_authentication(tenancy: Tenancy) -> None:
 def test_healthz_needs_no_key() -> None:
     response = Client().get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok"}
+    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -201,9 +202,13 @@ def test_unexpected_exception_is_internal_error_without_details(
     monkeypatch.setattr(selectors, "memory_search", explode)
     with caplog.at_level(logging.ERROR, logger="memories.mcp.tools"):
         answer = mcp_call(live_server, tenancy.alice.key, "search", {"query": "anything"})
-    assert answer == (True, "Error executing tool search: internal error")
+    is_error, text = answer
+    assert is_error
+    match = re.fullmatch(r"Error executing tool search: internal error \(request ([0-9a-f]{12})\)", str(text))
+    assert match, text
     logged = [r for r in caplog.records if r.name == "memories.mcp.tools"]
-    assert logged
+    assert len(logged) == 1, "logged once"
+    assert match.group(1) in logged[0].getMessage()
     assert logged[0].exc_info is not None
     assert "hunter2" in str(logged[0].exc_info[1])
 
