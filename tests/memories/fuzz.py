@@ -12,6 +12,7 @@ every class it found (``Tally``); the test then asserts the tally is empty.
 from __future__ import annotations
 
 import collections
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class Tally:
     examples: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     no_negative: list[str] = field(default_factory=list)
+    server_error_inputs: collections.Counter[str] = field(default_factory=collections.Counter)
 
     @property
     def total(self) -> int:
@@ -63,6 +65,7 @@ class Tally:
         self.cases[label] += 1
         if response is not None and response.status_code >= 500:
             self.server_errors += 1
+            self.server_error_inputs[suspect(case)] += 1
         if error is None:
             return
         for failure in _failures(error):
@@ -71,8 +74,8 @@ class Tally:
             self.failures[kind] += 1
             shown = self.examples.setdefault(kind, [])
             if len(shown) < EXAMPLE_LIMIT:
-                body = response.text[:200] if response is not None else ""
-                shown.append(f"{case.as_curl_command()}\n    -> {body}")
+                body = " ".join(response.text.split())[:160] if response is not None else ""
+                shown.append(f"{_request_line(case)} -> {body}")
 
     def report(self) -> str:
         lines = [
@@ -81,10 +84,47 @@ class Tally:
         ]
         lines += [f"  {label}: {count} cases" for label, count in sorted(self.cases.items())]
         lines += [f"  {label}: no invalid input to generate" for label in self.no_negative]
+        lines += [f"  5xx x{n}: input with {what}" for what, n in self.server_error_inputs.most_common()]
         for kind, count in self.failures.most_common():
             lines.append(f"  FAIL x{count}: {kind}")
             lines += [f"    e.g. {example}" for example in self.examples[kind][:3]]
         return "\n".join(lines)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def suspect(case: Any) -> str:
+    """What is unusual about a case's input: the first of NUL, an unpaired surrogate, a control
+    character, a string over 1,000 characters; else "nothing unusual"."""
+    parts = [case.path_parameters, case.query, case.headers, case.body]
+    texts = [t for part in parts if part is not None for t in _strings(part)]
+    if any("\x00" in t for t in texts):
+        return "a NUL character"
+    if any(0xD800 <= ord(c) <= 0xDFFF for t in texts for c in t):
+        return "an unpaired surrogate"
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for t in texts for c in t):
+        return "a control character"
+    if any(len(t) > 1_000 for t in texts):
+        return "a string over 1,000 characters"
+    return "nothing unusual"
+
+
+def _request_line(case: Any) -> str:
+    """The request in one line (method, path with parameters, query, body), for the report."""
+    path = case.formatted_path if hasattr(case, "formatted_path") else case.path
+    body = "" if case.body is None else f" body={json.dumps(case.body, ensure_ascii=True)[:200]}"
+    query = f" query={json.dumps(case.query, ensure_ascii=True)[:200]}" if case.query else ""
+    return f"{case.method} {path}{query}{body}"
 
 
 def _failures(error: BaseException) -> Iterator[BaseException]:
@@ -101,7 +141,11 @@ def run(base_url: str, key: str, *, examples_per_mode: int) -> Tally:
     negative examples each (fewer when an operation has fewer distinct inputs)."""
     # The key is declared for the schema's bearer scheme, so negative cases never count a request
     # without it as "invalid data accepted" (the key is sent with every case).
-    config = SchemathesisConfig.from_dict({"auth": {"openapi": {"bearerAuth": {"bearer": key}}}})
+    # Sanitization off: it would print every parameter whose name contains "key" (fact_key) as
+    # [Filtered]; the one secret sent, the API key, is never printed (headers are not shown).
+    config = SchemathesisConfig.from_dict(
+        {"auth": {"openapi": {"bearerAuth": {"bearer": key}}}, "output": {"sanitization": {"enabled": False}}}
+    )
     schema = schemathesis.openapi.from_url(f"{base_url}/api/v1/schema/", config=config)
     tally = Tally()
     started = time.monotonic()
