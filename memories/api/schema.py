@@ -419,24 +419,28 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-c
         }
 
 
+_HEALTH_BODY: Schema = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "unavailable"]},
+        "database": {"type": "string"},
+        "broker": {"type": "string"},
+    },
+    "required": ["status"],
+}
+
 HEALTHZ: Schema = {
     "get": {
         "operationId": "healthz",
-        "summary": "health: 200 when every dependency answers, non-200 naming the one that does not",
+        "summary": "health: 200 when every dependency answers, 503 naming the one that does not",
+        "description": "Needs no key; reachable over plain HTTP even where HTTPS is enforced (load-balancer probes).",
         "security": [],
         "tags": ["health"],
         "responses": {
-            "200": {
-                "description": "Healthy.",
-                "content": {
-                    "application/json": {"schema": {"type": "object", "properties": {"status": {"const": "ok"}}}}
-                },
-            },
+            "200": {"description": "Healthy.", "content": {"application/json": {"schema": _HEALTH_BODY}}},
             "503": {
                 "description": "A dependency is down; the body says which.",
-                "content": {
-                    "application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string"}}}}
-                },
+                "content": {"application/json": {"schema": _HEALTH_BODY}},
             },
         },
     }
