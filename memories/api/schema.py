@@ -354,7 +354,8 @@ MEMORY_ID = OpenApiParameter(
 # forgotten: false, so any string is a valid input here.
 ANY_MEMORY_ID = OpenApiParameter(
     "memory_id",
-    {"type": "string"},
+    # ".../memories/search" and its siblings are other operations' paths, never a record's.
+    {"type": "string", "not": {"enum": ["search", "forget", "validate", "history"]}},
     OpenApiParameter.PATH,
     description="Id of the record; one that names no live record answers forgotten: false.",
 )
