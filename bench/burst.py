@@ -56,12 +56,16 @@ class Burst:
         for o in self.outcomes:
             if not o.label.endswith((" 200", " 201")):
                 samples.setdefault(o.label, o.body[:300])
+        worst: dict[str, float] = {}
+        for o in self.outcomes:
+            worst[o.label] = max(worst.get(o.label, 0.0), o.ms)
         return {
             "calls": len(self.outcomes),
             "counts": dict(sorted(counts.items())),
             "p50_ms": round(_percentile(times, 50)),
             "p95_ms": round(_percentile(times, 95)),
             "max_ms": round(times[-1]) if times else 0,
+            "max_ms_by_outcome": {label: round(ms) for label, ms in sorted(worst.items())},
             "samples": samples,
         }
 
@@ -178,23 +182,26 @@ async def _one(url: str, key: str, i: int, memory_id: str, start: asyncio.Event,
     return Outcome(label, (time.perf_counter() - began) * 1000, text)
 
 
-async def run_burst(url: str, key: str, calls: int, timeout: float) -> dict[str, Any]:
-    """Fire ``calls`` requests at once (half REST, half MCP) and summarise the answers."""
+async def run_burst(url: str, key: str, calls: int, timeout: float, memory_id: str | None = None) -> Burst:
+    """Fire ``calls`` requests at once (half REST, half MCP); ``get`` reads ``memory_id`` (else a
+    record written first)."""
     host = urlsplit(url).hostname or ""
     if host not in LOOPBACK:
         raise SystemExit(f"refusing a non-loopback target: {url}")
     if not 1 <= calls <= MAX_CALLS:
         raise SystemExit(f"--calls must be between 1 and {MAX_CALLS}")
-    auth = {"Authorization": f"Bearer {key}"}
-    seed = await http(url, "POST", "/api/v1/memories", auth, {"content": "burst seed record"}, timeout)
-    if seed.status != 201:
-        raise SystemExit(f"seed write failed: {seed.status} {seed.body[:300]!r}")
-    memory_id = seed.json()["id"]
+    if memory_id is None:
+        auth = {"Authorization": f"Bearer {key}"}
+        seed = await http(url, "POST", "/api/v1/memories", auth, {"content": "burst seed record"}, timeout)
+        if seed.status != 201:
+            raise SystemExit(f"seed write failed: {seed.status} {seed.body[:300]!r}")
+        memory_id = str(seed.json()["id"])
     start = asyncio.Event()
-    tasks = [asyncio.create_task(_one(url, key, i, memory_id, start, timeout)) for i in range(calls)]
+    seeded = memory_id
+    tasks = [asyncio.create_task(_one(url, key, i, seeded, start, timeout)) for i in range(calls)]
     await asyncio.sleep(0.1)
     start.set()
-    return Burst(list(await asyncio.gather(*tasks))).summary()
+    return Burst(list(await asyncio.gather(*tasks)))
 
 
 def served_burst(data_dir: Path, calls: int, timeout: float) -> dict[str, Any]:
@@ -206,7 +213,7 @@ def served_burst(data_dir: Path, calls: int, timeout: float) -> dict[str, Any]:
     common.setup_django(data_dir)
     tenant = common.bench_tenant("burst")
     with common.Server(data_dir, "use", "burst") as server:
-        return asyncio.run(run_burst(server.url, tenant.api_key, calls, timeout))
+        return asyncio.run(run_burst(server.url, tenant.api_key, calls, timeout)).summary()
 
 
 def main() -> None:
@@ -220,7 +227,7 @@ def main() -> None:
     if args.url:
         if not args.key:
             parser.error("--url needs --key")
-        result = asyncio.run(run_burst(args.url, args.key, args.calls, args.timeout))
+        result = asyncio.run(run_burst(args.url, args.key, args.calls, args.timeout)).summary()
     else:
         result = served_burst(args.data_dir, args.calls, args.timeout)
     print(json.dumps(result, indent=2))

@@ -166,16 +166,25 @@ class Boundary:
     Admission: at most ``max_in_flight`` requests are inside the app at once; the others wait
     (a coroutine, no thread, no connection) up to ``admission_wait`` seconds and are then shed
     with 503 + ``Retry-After``. Work in progress is what costs: bounded, it keeps every admitted
-    request fast, and the time anyone waits bounded too (docs/reliability.md).
+    request fast, and the time anyone waits bounded too (docs/reliability.md). An admitted
+    request with no answer after ``deadline`` seconds (a database that hangs instead of failing)
+    gets 503 + ``Retry-After``; whatever the app sends later is dropped.
     """
 
     def __init__(
-        self, app: ASGIApp, surface_of: Callable[[str], str | None], *, max_in_flight: int, admission_wait: float
+        self,
+        app: ASGIApp,
+        surface_of: Callable[[str], str | None],
+        *,
+        max_in_flight: int,
+        admission_wait: float,
+        deadline: float,
     ) -> None:
         self._app = app
         self._surface_of = surface_of
         self._max_in_flight = max_in_flight
         self._admission_wait = admission_wait
+        self._deadline = deadline
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -205,10 +214,17 @@ class Boundary:
                 503, error_body(surface, "service_unavailable", OVERLOADED_MESSAGE, _rpc_id(surface, body)), extra
             )
             return
+        exchange = _Exchange(self._app, scope, surface, state, body, reply)
+        task = asyncio.ensure_future(exchange.run(receive, send))
         try:
-            await _Exchange(self._app, scope, surface, state, body, reply).run(receive, send)
-        finally:
-            gate.release()
+            await asyncio.wait_for(asyncio.shield(task), self._deadline)
+        except TimeoutError:
+            # A hung database (no error, no answer): answer now; the stuck call keeps its slot
+            # until it ends (at most one per pooled connection can be stuck like this).
+            await exchange.give_up(self._deadline)
+            task.add_done_callback(lambda _: gate.release())
+            return
+        gate.release()
 
     def _gate(self) -> asyncio.Semaphore:
         """This event loop's admission semaphore (a served app may be run by several loops in turn)."""
@@ -229,6 +245,7 @@ class _Exchange:
         self.started = False  # the app's answer is being forwarded
         self.held: int | None = None  # status of an answer being swallowed, to be replaced
         self.kept: list[tuple[bytes, bytes]] = []  # its headers worth keeping (Allow, WWW-Authenticate)
+        self.abandoned = False  # answered by give_up(): the app's own answer is dropped
 
     async def run(self, receive: Receive, send: Send) -> None:
         replayed = False
@@ -251,7 +268,19 @@ class _Exchange:
         if self.held is not None and not self.reply.sent:
             await self._replace(self.held)
 
+    async def give_up(self, deadline: float) -> None:
+        """Answer 503 for an app that has not answered within ``deadline``; drop what it sends later."""
+        if self.started or self.reply.sent:
+            return  # an answer is already on its way: let it finish
+        self.abandoned = True
+        logger.warning(
+            "no answer within %.1f s (request %s) on %s", deadline, self.state.request_id, self.scope["path"]
+        )
+        await self._replace(503)
+
     async def _watch(self, message: Message, send: Send) -> None:
+        if self.abandoned:
+            return
         if message["type"] == "http.response.start":
             status = int(message["status"])
             if self.state.unavailable or (status >= 400 and not _json_answer(message)):

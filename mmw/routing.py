@@ -46,6 +46,7 @@ def build_application(django_app: Any) -> ASGIApp:
         surface_of,
         max_in_flight=settings.MAX_REQUESTS_IN_FLIGHT,
         admission_wait=settings.ADMISSION_TIMEOUT,
+        deadline=settings.REQUEST_DEADLINE,
     )
 
 

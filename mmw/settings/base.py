@@ -105,6 +105,9 @@ if DB_POOL_MAX_SIZE:
 MAX_REQUESTS_IN_FLIGHT = env_int("MMW_MAX_REQUESTS_IN_FLIGHT", 2 * (DB_POOL_MAX_SIZE or 8), minimum=1)
 # Seconds a request may wait for admission before that 503: within SPEC §13's 2 seconds.
 ADMISSION_TIMEOUT = env_float("MMW_ADMISSION_TIMEOUT", 1.0, minimum=0.1)
+# Seconds an admitted API request may go unanswered before the boundary answers 503 itself (a
+# database that hangs rather than fails; the stuck call goes on in its thread).
+REQUEST_DEADLINE = env_float("MMW_REQUEST_DEADLINE", 5.0, minimum=0.5)
 # An unreachable database server (TCP) must fail fast too; libpq's minimum is 2 seconds.
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
     "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
