@@ -1,20 +1,22 @@
-"""HTTP endpoints of billing: Stripe's webhook, and the billing page with its Checkout and
-customer-portal buttons (signed-in owners and admins of the account; the dashboard links here)."""
+"""HTTP endpoints of billing: Stripe's webhook, and the Checkout and customer-portal buttons of
+the dashboard's billing page (signed-in owners and admins). ``/billing/<tenant>/``, the address
+notices and e-mails name, leads to that page."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.models import Account, User
-from billing import selectors, services, stripe_api, webhooks
-from billing.emails import BILLING_ROLES
+from billing import selectors, services, webhooks
 from billing.models import Plan
 from mmw.errors import MMWError, NotFound
-from orgs.models import Membership
+from orgs.selectors import active_membership
 
 
 @csrf_exempt
@@ -32,47 +34,33 @@ def stripe_webhook(request: HttpRequest) -> JsonResponse:
 
 
 def _managed_account(request: HttpRequest, tenant_id: str) -> tuple[Account, User]:
-    """The account whose billing the signed-in user manages; 404 otherwise (no existence leak)."""
+    """The account whose billing the signed-in user manages (``orgs``' one rule: an active owner
+    or admin); 404 otherwise (no existence leak)."""
     user = request.user
     if not isinstance(user, User):
         raise NotFound("account not found")
-    membership = (
-        Membership.objects.select_related("account")
-        .filter(account__tenant_id=tenant_id, user=user, is_active=True, role__in=BILLING_ROLES)
-        .first()
-    )
-    if membership is None:
+    account = Account.objects.filter(tenant_id=tenant_id).first()
+    membership = active_membership(account=account, user=user) if account is not None else None
+    if account is None or membership is None or not membership.manages:
         raise NotFound("account not found")
-    return membership.account, user
+    return account, user
 
 
-def _error_page(exc: MMWError) -> HttpResponse:
-    return HttpResponse(exc.message, status=exc.http_status, content_type="text/plain; charset=utf-8")
+def _back_to_billing(request: HttpRequest, tenant_id: str, exc: MMWError | None = None) -> HttpResponse:
+    """To the dashboard's billing page (the one billing page), with the error shown there."""
+    if exc is not None:
+        messages.error(request, exc.message)
+    return redirect("dashboard:billing", tenant_id=tenant_id)
 
 
 @login_required
 @require_GET
 def billing_page(request: HttpRequest, tenant_id: str) -> HttpResponse:
-    try:
-        account, _ = _managed_account(request, tenant_id)
-    except MMWError as exc:
-        return _error_page(exc)
-    invoices_error = ""
-    try:
-        invoices = selectors.invoices_for(account)
-    except (stripe_api.PaymentProviderError, stripe_api.BillingNotConfigured) as exc:
-        invoices, invoices_error = [], exc.message
-    context = {
-        "account": account,
-        "state": selectors.billing_state(account),
-        "banner": selectors.banner_for(account),
-        "usage": selectors.usage_for(account),
-        "history": selectors.usage_history(account),
-        "plans": [p for p in selectors.plans_offered() if p.stripe_price_id],
-        "invoices": invoices,
-        "invoices_error": invoices_error,
-    }
-    return render(request, "billing/page.html", context)
+    """The address every notice and e-mail names (``selectors.billing_url``): the dashboard's
+    billing page, which decides who may see it."""
+    target = reverse("dashboard:billing", kwargs={"tenant_id": tenant_id})
+    query = request.GET.urlencode()
+    return HttpResponseRedirect(f"{target}?{query}" if query else target)
 
 
 @login_required
@@ -88,7 +76,7 @@ def checkout(request: HttpRequest, tenant_id: str) -> HttpResponse:
             account=account, plan=plan, actor=user, success_url=f"{here}?checkout=success", cancel_url=here
         )
     except MMWError as exc:
-        return _error_page(exc)
+        return _back_to_billing(request, tenant_id, exc)
     return HttpResponseRedirect(url, status=303)
 
 
@@ -99,5 +87,5 @@ def portal(request: HttpRequest, tenant_id: str) -> HttpResponse:
         account, user = _managed_account(request, tenant_id)
         url = services.billing_portal_start(account=account, actor=user, return_url=selectors.billing_url(account))
     except MMWError as exc:
-        return _error_page(exc)
+        return _back_to_billing(request, tenant_id, exc)
     return HttpResponseRedirect(url, status=303)

@@ -14,17 +14,16 @@ from django.db import transaction
 
 from accounts.models import Account
 from orgs.models import Membership
+from orgs.selectors import MANAGING_ROLES
 
 logger = logging.getLogger(__name__)
-
-BILLING_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 
 
 def billing_contacts(account: Account) -> list[str]:
     return sorted(
         set(
             Membership.objects.filter(
-                account=account, is_active=True, role__in=BILLING_ROLES, user__is_active=True
+                account=account, is_active=True, role__in=MANAGING_ROLES, user__is_active=True
             ).values_list("user__email", flat=True)
         )
     )

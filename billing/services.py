@@ -21,7 +21,7 @@ from accounts.services import audit_record
 from billing import emails, notices, selectors, stripe_api
 from billing.models import Plan, Subscription
 from mmw.errors import Forbidden, InvalidInput, NotFound
-from orgs.models import Membership
+from orgs.selectors import active_membership
 
 logger = logging.getLogger(__name__)
 
@@ -290,10 +290,10 @@ def subscription_change_plan(*, account: Account, plan: Plan | None, actor: User
 
 
 def _require_billing_manager(account: Account, actor: User) -> None:
-    membership = Membership.objects.filter(account=account, user=actor, is_active=True).first()
+    membership = active_membership(account=account, user=actor)
     if membership is None:
         raise NotFound("account not found")
-    if membership.role not in emails.BILLING_ROLES:
+    if not membership.manages:
         raise Forbidden("403 Forbidden: only owners and admins manage billing")
 
 

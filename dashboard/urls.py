@@ -2,12 +2,16 @@
 
 from django.urls import path
 
-from dashboard.views import account, org, project
+from dashboard.views import account, docs, org, project
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", account.home, name="home"),
+    path("docs/", docs.docs_page, name="docs"),
+    path("docs/<slug:name>.md", docs.docs_markdown, name="docs-markdown"),
+    path("docs/<slug:name>", docs.docs_page, name="docs-page"),
+    path("llms.txt", docs.llms_txt, name="llms-txt"),
     path("organizations/new", account.organization_create, name="organization-create"),
     path("invitations/accept/", org.invitation_accept, name="invitation-accept"),
     path("a/<str:tenant_id>/", account.projects, name="projects"),

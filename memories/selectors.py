@@ -11,28 +11,17 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from memories import admission, inputs, rules, search, statuses
+from memories import admission, inputs, presenters, record_rules, search, statuses
 from memories.models import Memory, MemoryRelation
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import Forbidden, InvalidInput, NotFound
 
-API_VERSION = "1.0"
 MAX_LIMIT = 100  # memories.inputs advertises these bounds; the texts are SPEC's
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
 
 
-def envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> dict[str, Any]:
-    """The fields every response carries (plus ``notice`` while billing has one to show)."""
-    answer: dict[str, Any] = {
-        "api_version": API_VERSION,
-        "tenant_id": principal.account.tenant_id,
-        "project_id": str(principal.project.id),
-        "workspace": workspace,
-    }
-    notice = admitted.notice()
-    if notice is not None:
-        answer["notice"] = notice
-    return answer
+def _envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> dict[str, Any]:
+    return presenters.envelope(principal, workspace, admitted.notice())
 
 
 def begin_read(principal: Principal) -> admission.Admission:
@@ -98,7 +87,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     for name in ("min_confidence", "min_importance"):
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
-    answer = {**envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
+    answer = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
@@ -145,48 +134,9 @@ def present(
     scores = scores or [None] * len(records)
     workspaces = dict(Workspace.objects.filter(id__in={r.workspace_id for r in records}).values_list("id", "name"))
     return [
-        _record(r, s, infos[r.id], relations.get(r.id, []), workspaces[r.workspace_id])
+        presenters.record(r, s, infos[r.id], relations.get(r.id, []), workspaces[r.workspace_id])
         for r, s in zip(records, scores, strict=True)
     ]
-
-
-def _record(
-    r: Memory, score: float | None, info: statuses.StatusInfo, relations: list[dict[str, Any]], workspace: str
-) -> dict[str, Any]:
-    return {
-        "id": str(r.id),
-        "content": r.content,
-        "score": None if score is None else round(score, 6),
-        "status": info.status,
-        "workspace": workspace,
-        "scope": r.scope,
-        "source": r.source,
-        "source_id": r.source_id,
-        "source_hash": r.source_hash,
-        "source_revision": r.source_revision,
-        "fact_key": r.fact_key,
-        "version": r.version,
-        "is_latest": info.is_latest,
-        "conflicts_with": info.conflicts_with,
-        "confidence": r.confidence,
-        "importance": r.importance,
-        "derived_from": sorted(str(i) for i in r.derived_from),
-        "tags": list(r.tags),
-        "visibility": r.visibility,
-        "graph_relations": relations,
-        "reason": r.reason,
-        "expires_at": r.expires_at.isoformat() if r.expires_at else None,
-        "created_at": r.created_at.isoformat(),
-        "author": _author(r),
-    }
-
-
-def _author(r: Memory) -> dict[str, Any]:
-    return {
-        "user": r.author.email if r.author else None,
-        "device_label": r.device_label or None,
-        "api_key": f"mmw_{r.api_key.prefix}…" if r.api_key else None,
-    }
 
 
 def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
@@ -221,7 +171,7 @@ def memory_get(*, principal: Principal, memory_id: str) -> dict[str, Any]:
     admitted = begin_read(principal)
     record = _visible_record(principal, memory_id)
     result = present(principal, [record])[0]
-    return {**envelope(principal, result["workspace"], admitted), "memory": result}
+    return {**_envelope(principal, result["workspace"], admitted), "memory": result}
 
 
 def _visible_record(principal: Principal, memory_id: str) -> Memory:
@@ -251,7 +201,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         state = workspace_state(principal, v["workspace"])
         state.raise_problem()
         if state.workspace is None:
-            return {**envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
+            return {**_envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
     visible = Memory.objects.visible_to(principal).select_related("author", "api_key")
     if fact_key is None:
@@ -260,20 +210,8 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("version"))
     live = [r for r in rows if r.forgotten_at is None]
     presented = {p["id"]: p for p in present(principal, live)}
-    versions = [presented[str(r.id)] if r.forgotten_at is None else _forgotten_stub(r) for r in rows]
-    return {**envelope(principal, name, admitted), "fact_key": fact_key, "versions": versions}
-
-
-def _forgotten_stub(r: Memory) -> dict[str, Any]:
-    return {
-        "id": str(r.id),
-        "version": r.version,
-        "forgotten": True,
-        "forgotten_at": r.forgotten_at.isoformat() if r.forgotten_at else None,
-        "reason": r.reason,
-        "created_at": r.created_at.isoformat(),
-        "author": _author(r),
-    }
+    versions = [presented[str(r.id)] if r.forgotten_at is None else presenters.forgotten_stub(r) for r in rows]
+    return {**_envelope(principal, name, admitted), "fact_key": fact_key, "versions": versions}
 
 
 def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -287,18 +225,14 @@ def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) 
     stale = [r for r in rows if r.source_hash != v["current_source_hash"]]
     fresh = [r for r in rows if r.source_hash == v["current_source_hash"]]
     return {
-        **envelope(principal, v["workspace"], admitted),
+        **_envelope(principal, v["workspace"], admitted),
         "source_id": v["source_id"],
         "current_source_hash": v["current_source_hash"],
         "stale_count": len(stale),
         "fresh_count": len(fresh),
-        "stale": [_brief(r) for r in stale],
-        "fresh": [_brief(r) for r in fresh],
+        "stale": [presenters.brief(r) for r in stale],
+        "fresh": [presenters.brief(r) for r in fresh],
     }
-
-
-def _brief(r: Memory) -> dict[str, Any]:
-    return {"id": str(r.id), "fact_key": r.fact_key, "source_hash": r.source_hash, "version": r.version}
 
 
 def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -311,7 +245,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     budget = v["token_budget"]
     if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
         raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
-    answer = {**envelope(principal, v["workspace"], admitted), "task": v["task"], "token_budget": budget}
+    answer = {**_envelope(principal, v["workspace"], admitted), "task": v["task"], "token_budget": budget}
     base = memory_queryset(principal=principal, workspace=v["workspace"])
     if base is None:
         return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
@@ -322,7 +256,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     pool.sort(key=lambda m: (-m.importance, -relevance.get(m.id, 0.0), -m.created_at.timestamp()))
     chosen, used = [], 0
     for record in pool:
-        cost = rules.approx_tokens(record.content)
+        cost = record_rules.approx_tokens(record.content)
         if used + cost <= budget:
             chosen.append(record)
             used += cost
@@ -344,4 +278,4 @@ def workspace_list(*, principal: Principal) -> dict[str, Any]:
                 "created_at": ws.created_at.isoformat(),
             }
         )
-    return {**envelope(principal, ALL, admitted), "workspaces": rows}
+    return {**_envelope(principal, ALL, admitted), "workspaces": rows}

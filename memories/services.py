@@ -21,9 +21,9 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import audit_record
-from memories import admission, embedding, guard, inputs, rules, tasks
+from memories import admission, embedding, guard, inputs, presenters, record_rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
-from memories.selectors import API_VERSION, envelope
+from memories.presenters import API_VERSION
 from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
@@ -74,7 +74,7 @@ def memory_remember(
                 project=principal.project,
                 workspace_name=data.workspace,
                 key=idempotency_key,
-                request_hash=rules.request_hash(vars(data)),
+                request_hash=record_rules.request_hash(vars(data)),
                 response=answer,
             )
     return answer
@@ -112,7 +112,7 @@ def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uui
 
 
 def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> dict[str, Any] | None:
-    if not rules.valid_idempotency_key(key):
+    if not record_rules.valid_idempotency_key(key):
         raise InvalidInput("invalid X-Idempotency-Key")
     if principal.api_key is None:
         return None
@@ -123,7 +123,7 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
     ).first()
     if record is None:
         return None
-    if record.request_hash != rules.request_hash(vars(data)):
+    if record.request_hash != record_rules.request_hash(vars(data)):
         raise Conflict("409 Conflict: idempotency key was used with different input")
     return dict(record.response)
 
@@ -132,7 +132,7 @@ def _remember(
     principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
 ) -> dict[str, Any]:
     now = timezone.now()
-    expires_at = rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
+    expires_at = record_rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
     state = workspace_state(principal, data.workspace)
     version = _next_version(principal, state, data)
     if SCOPE_WRITE not in principal.scopes:
@@ -164,7 +164,7 @@ def _remember(
         fact_key=clean["fact_key"],
         version=version,
         confidence=data.confidence,
-        importance=rules.importance_from_tags(clean["tags"] or []),
+        importance=record_rules.importance_from_tags(clean["tags"] or []),
         derived_from=derived,
         tags=clean["tags"] or [],
         reason=clean["reason"],
@@ -179,7 +179,7 @@ def _remember(
     )
     _link_derived(memory, derived)
     transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
-    return _remember_answer(principal, memory, redactions, admitted)
+    return presenters.remembered(principal, memory, redactions, admitted.notice())
 
 
 def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
@@ -235,30 +235,6 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
     )
 
 
-def _remember_answer(
-    principal: Principal, memory: Memory, redactions: list[dict[str, str]], admitted: admission.Admission
-) -> dict[str, Any]:
-    return {
-        "id": str(memory.id),
-        **envelope(principal, memory.workspace.name, admitted),
-        "scope": memory.scope,
-        "status": "unverified",
-        "source_id": memory.source_id,
-        "source_hash": memory.source_hash,
-        "derived_from": [str(i) for i in memory.derived_from],
-        "fact_key": memory.fact_key,
-        "version": memory.version,
-        "visibility": memory.visibility,
-        "expires_at": _iso(memory.expires_at),
-        "redactions": redactions,
-        "created_at": _iso(memory.created_at),
-    }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
 # --- forget -----------------------------------------------------------------------------
 
 
@@ -273,7 +249,7 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     if memory_id is not None and source_id is not None:
         raise InvalidInput("Provide only one of memory_id and source_id: forgetting by source must be explicit")
     if not workspace_name.strip():
-        raise InvalidInput("workspace and scope must not be empty")
+        raise InvalidInput("workspace must not be empty")
     if workspace_name == ALL and source_id is not None:
         raise InvalidInput("forget by source_id needs one workspace, not '*'")
     admitted = admission.admit(principal)
@@ -307,7 +283,7 @@ def _forget_one(
     return {
         "id": memory_id,
         "forgotten": forgotten,
-        **envelope(principal, name, admitted),
+        **presenters.envelope(principal, name, admitted.notice()),
         "at": timezone.now().isoformat(),
     }
 
@@ -326,7 +302,7 @@ def _forget_source(
     return {
         "source_id": source_id,
         "forgotten_count": count,
-        **envelope(principal, state.name, admitted),
+        **presenters.envelope(principal, state.name, admitted.notice()),
         "at": timezone.now().isoformat(),
     }
 

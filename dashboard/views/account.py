@@ -13,7 +13,6 @@ from accounts.models import Account
 from accounts.services import account_create
 from billing import selectors as billing_selectors
 from billing import stripe_api
-from billing.emails import BILLING_ROLES
 from dashboard import selectors, services
 from dashboard.charts import bar_chart
 from dashboard.forms import NameForm, OrganizationForm
@@ -102,7 +101,7 @@ def billing(request: HttpRequest, tenant_id: str) -> HttpResponse:
     only. The buttons post to billing's own endpoints, which start the Stripe sessions."""
     membership = selectors.membership_in(user_of(request), tenant_id)
     account = membership.account
-    if membership.role not in BILLING_ROLES:
+    if not membership.manages:
         return page(
             request,
             "dashboard/forbidden.html",

@@ -15,7 +15,7 @@ Design rules that keep ordinary notes out (each was a false positive at some poi
 from __future__ import annotations
 
 from memories.guard.phrases import Element, Gap, Opt, Phrase, PhraseSet, Raw, Req
-from memories.guard.views import fold_literal
+from memories.guard.textviews import fold_literal
 
 _LETTER_AHEAD = rb"(?![a-z\x80-\xff])"
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from memories.guard.views import Views, fold_literal
+from memories.guard.textviews import Views, fold_literal
 
 LETTER = rb"[a-z\x80-\xff]"
 # separators between words, at most one line break (a paragraph break ends a phrase); it may be

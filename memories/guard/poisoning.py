@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from memories.guard import phrasebook
 from memories.guard.phrases import UNLOCATED, PhraseSet
-from memories.guard.views import INVISIBLE, Views
+from memories.guard.textviews import INVISIBLE, Views
 
 Span = tuple[int, int]
 

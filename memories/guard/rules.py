@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 from memories.guard import poisoning as p
 from memories.guard import secrets as s
+from memories.guard.textviews import Views
 from memories.guard.types import Rule
 from memories.guard.values import is_placeholder
-from memories.guard.views import Views
 
 OVERRIDE = "instruction override aimed at the agent"
 

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 
 from memories.guard.phrasebook import REPORT_MARKERS
 from memories.guard.rules import REDACT_RULES, REFUSE_RULES
+from memories.guard.textviews import Views
 from memories.guard.types import GuardRejection, Redaction, Rule, ScreenResult, Span
 from memories.guard.values import MARKER_RE
-from memories.guard.views import Views
 
 FieldValue = str | list[str] | None
 _MODES = ("redact", "refuse")

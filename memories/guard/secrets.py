@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from memories.guard.textviews import Views, fold_literal, lower_literal
 from memories.guard.values import (
     char_classes,
     is_placeholder,
@@ -22,7 +23,6 @@ from memories.guard.values import (
     looks_random,
     shannon_bits,
 )
-from memories.guard.views import Views, fold_literal, lower_literal
 
 Span = tuple[int, int]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from memories.guard.views import Views
+from memories.guard.textviews import Views
 
 RuleKind = Literal["redact", "refuse"]
 Span = tuple[int, int]

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memories.mcp import descriptions
 from memories.mcp.auth import ApiKeyVerifier, with_canonical_authorization
 from memories.mcp.tools import build_tools
-from memories.selectors import API_VERSION
+from memories.presenters import API_VERSION
 
 MCP_PATH = "/mcp"
 

@@ -128,7 +128,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
+# No collectstatic step: WhiteNoise serves the apps' static/ folders through the finders (below),
+# so there is no STATIC_ROOT to fill (an empty one only made WhiteNoise warn on every start).
+STATIC_ROOT = None
 
 # --- Celery: Redis when configured, else an embedded filesystem transport (no other server). ---
 REDIS_URL = env_str("REDIS_URL", "")
@@ -193,6 +195,11 @@ if MMW_EMBEDDING_BACKEND == "openai":
     }
     if env_int("MMW_EMBEDDING_DIMENSIONS", 0):
         MMW_EMBEDDING_OPTIONS["dimensions"] = env_int("MMW_EMBEDDING_DIMENSIONS", 0)
+
+# --- The archivist's optional LLM judge (OpenAI-compatible chat API); unset = rules only. ---
+MMW_ARCHIVIST_LLM_URL = env_str("MMW_ARCHIVIST_LLM_URL", "")
+MMW_ARCHIVIST_LLM_MODEL = env_str("MMW_ARCHIVIST_LLM_MODEL", "")
+MMW_ARCHIVIST_LLM_KEY = env_str("MMW_ARCHIVIST_LLM_KEY", "")
 
 LOGGING = {
     "version": 1,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memories.guard import RULES, GuardRejection, screen_text
-from memories.guard.views import Views
+from memories.guard.textviews import Views
 
 # rule id -> (texts the rule must flag, texts it must not flag)
 CASES: dict[str, tuple[list[str], list[str]]] = {

@@ -1,4 +1,5 @@
-"""Small pure rules of the memory domain: importance from tags, expiry parsing, request hashing."""
+"""Rules about record values (not the Guard's screening rules, which are memories/guard/rules.py):
+importance from tags, expiry parsing, idempotency keys and request hashing, token estimates."""
 
 from __future__ import annotations
 

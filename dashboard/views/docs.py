@@ -1,0 +1,87 @@
+"""The reference, served: ``/docs/`` (HTML in the dashboard's style), ``/docs/<page>.md`` (the
+Markdown itself, for agents and scripts) and ``/llms.txt`` (an index of them, llmstxt.org).
+
+The pages are ``docs/reference/*.md`` from the repository, read once per process; only names of
+existing pages are served (no path ever reaches the file system from the URL).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
+from markdown_it import MarkdownIt
+
+_PAGE_LINK = re.compile(r'href="([a-z_]+)\.md"')
+_TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
+INDEX = "README"
+
+
+@functools.cache
+def pages() -> dict[str, str]:
+    """Page name → Markdown text, from docs/reference/ (``README`` is the index)."""
+    folder: Path = settings.BASE_DIR / "docs" / "reference"
+    return {path.stem: path.read_text() for path in sorted(folder.glob("*.md"))}
+
+
+def _markdown(name: str) -> str:
+    text = pages().get(name)
+    if text is None:
+        raise Http404("no such page")
+    return text
+
+
+@functools.cache
+def _html(name: str) -> str:
+    # Our own pages, but raw HTML stays off anyway: the CSP-friendly renderer output is all we serve.
+    rendered = MarkdownIt("commonmark", {"html": False}).enable("table").render(_markdown(name))
+    return _PAGE_LINK.sub(lambda m: f'href="/docs/{m.group(1) if m.group(1) != INDEX else ""}"', rendered)
+
+
+def _title(name: str) -> str:
+    match = _TITLE.search(_markdown(name))
+    return match.group(1) if match else name
+
+
+@require_GET
+def docs_page(request: HttpRequest, name: str = INDEX) -> HttpResponse:
+    body = mark_safe(_html(name))  # noqa: S308 - rendered from our repository's Markdown with raw HTML off
+    return render(
+        request,
+        "dashboard/docs.html",
+        {"title": _title(name), "body": body, "source": f"/docs/{name}.md", "pages": _contents()},
+    )
+
+
+@require_GET
+def docs_markdown(request: HttpRequest, name: str) -> HttpResponse:
+    return HttpResponse(_markdown(name), content_type="text/markdown; charset=utf-8")
+
+
+@require_GET
+def llms_txt(request: HttpRequest) -> HttpResponse:
+    base = settings.PUBLIC_URL
+    lines = [
+        "# MMW",
+        "",
+        "> A hosted memory service for AI agents: remember facts, decisions and conventions with their"
+        " source, find them by meaning in any language, see when they went stale or conflict.",
+        "",
+        f"MCP endpoint: {base}/mcp (streamable HTTP, `Authorization: Bearer mmw_…`). REST: {base}/api/v1/"
+        f" (OpenAPI schema at {base}/api/v1/schema/).",
+        "",
+        "## Reference",
+        "",
+    ]
+    lines += [f"- [{title}]({base}/docs/{name}.md)" for name, title in _contents()]
+    return HttpResponse("\n".join(lines) + "\n", content_type="text/plain; charset=utf-8")
+
+
+def _contents() -> list[tuple[str, str]]:
+    return [(name, _title(name)) for name in pages() if name != INDEX]

@@ -1,0 +1,75 @@
+"""The one seam between the memory core and what meters and bills it (SPEC §6).
+
+Every memory operation asks ``admit(principal)`` once, at its start, for an ``Admission``: the
+answer for that one call — is the quota reached, the rate exceeded, may the account write, what
+notice do reads carry. The memory core never imports billing: billing installs its gatekeeper
+here when its app is ready (``billing.apps``), so the dependency points one way (billing reads
+memories; memories knows only this protocol). Without billing installed — a deployment or a test
+that leaves it out — every call is admitted and carries no notice.
+
+The admission object holds whatever the gatekeeper read for the call (e.g. the account's billing
+state, read once), so every check of one call sees the same state; nothing rides on the frozen
+``Principal``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from accounts.keys import Principal
+
+
+class Admission(Protocol):
+    """What may happen in one call. Each ``check_*`` / ``ensure_*`` raises an ``MMWError`` with
+    SPEC's text (``RateLimited``, ``Forbidden``, ``BillingNotice``) or returns."""
+
+    def check_rate(self) -> None:
+        """Count this call against the per-minute limits (every read and write)."""
+
+    def check_quota(self) -> None:
+        """Refuse a new record past the plan's records-per-project limit (inside the write's transaction)."""
+
+    def ensure_may_write(self) -> None:
+        """Refuse a write while the account is in its grace period, suspended or without a subscription."""
+
+    def notice(self) -> str | None:
+        """The ``[MMW Notice]: …`` that read answers carry now, if any."""
+
+
+class Gatekeeper(Protocol):
+    def admit(self, principal: Principal) -> Admission: ...
+
+
+class OpenAdmission:
+    """Everything allowed, no notice: the core's behaviour when nothing meters it."""
+
+    def check_rate(self) -> None:
+        return None
+
+    def check_quota(self) -> None:
+        return None
+
+    def ensure_may_write(self) -> None:
+        return None
+
+    def notice(self) -> str | None:
+        return None
+
+
+class OpenGatekeeper:
+    def admit(self, principal: Principal) -> Admission:
+        return OpenAdmission()
+
+
+_gatekeeper: Gatekeeper = OpenGatekeeper()
+
+
+def install(gatekeeper: Gatekeeper) -> None:
+    """Make ``gatekeeper`` decide every call from now on (billing does this in ``ready()``)."""
+    global _gatekeeper
+    _gatekeeper = gatekeeper
+
+
+def admit(principal: Principal) -> Admission:
+    """The admission of one call by ``principal``; ask once per call and pass it along."""
+    return _gatekeeper.admit(principal)

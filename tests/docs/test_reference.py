@@ -1,0 +1,76 @@
+"""docs/reference/ can never drift from the server: generated tables are current, every operation
+has its page, and every error text the code can raise is explained on the errors page."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from memories import reference
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ROOT / "docs" / "reference"
+ERROR_CLASSES = {
+    "MMWError", "InvalidInput", "PayloadTooLarge", "NotAuthenticated", "Forbidden", "NotFound",
+    "Conflict", "BillingNotice", "RateLimited", "ServiceUnavailable",
+}  # fmt: skip
+# Where the texts agents and REST clients can see are raised (the dashboard's own texts are not API).
+SOURCES = ["memories", "mmw", "billing/gate.py", "accounts/keys.py", "accounts/authentication.py"]
+
+
+def test_every_generated_table_is_current() -> None:
+    assert reference.stale_pages(PAGES) == [], "run: DJANGO_SETTINGS_MODULE=mmw.settings.test manage.py reference"
+
+
+def test_every_operation_has_a_page_with_its_parameter_table() -> None:
+    for tool in reference.TOOLS:
+        page = PAGES / f"{tool}.md"
+        assert page.exists(), f"docs/reference/{tool}.md is missing"
+        assert f"<!-- generated: parameters {tool} -->" in page.read_text()
+        assert f"]({tool}.md)" in (PAGES / "README.md").read_text()
+
+
+def raised_texts() -> list[tuple[str, str]]:
+    """(where, constant text) of every domain error raised with a literal or f-string message."""
+    found = []
+    paths: list[Path] = []
+    for source in SOURCES:
+        target = ROOT / source
+        paths += [target] if target.is_file() else [p for p in target.rglob("*.py") if "migrations" not in p.parts]
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ERROR_CLASSES):
+                continue
+            if not node.args:
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            message = node.args[0]
+            if isinstance(message, ast.Constant) and isinstance(message.value, str):
+                found.append((where, message.value))
+            elif isinstance(message, ast.JoinedStr):
+                for part in message.values:
+                    if isinstance(part, ast.Constant) and len(str(part.value).strip()) >= 6:
+                        found.append((where, str(part.value).strip()))
+    return found
+
+
+def test_every_error_text_in_the_code_is_on_the_errors_page() -> None:
+    page = (PAGES / "errors.md").read_text()
+    texts = raised_texts()
+    assert len(texts) > 40  # the scan found the services' texts
+    missing = [f"{where}: {text!r}" for where, text in texts if text not in page]
+    assert not missing, "explain these in docs/reference/errors.md:\n" + "\n".join(missing)
+
+
+def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
+    from mmw import boundary
+
+    page = (PAGES / "errors.md").read_text()
+    for text in (
+        boundary.UNAVAILABLE_MESSAGE,
+        boundary.OVERLOADED_MESSAGE,
+        boundary.TOO_LARGE_MESSAGE,
+        boundary.TOO_DEEP_MESSAGE,
+        "internal error (request <id>)",
+    ):
+        assert text in page, text
