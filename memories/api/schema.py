@@ -287,6 +287,7 @@ ERRORS: dict[int, str] = {
     402: "[MMW Notice]: no subscription, grace period (read-only) or suspended account.",
     403: "The key lacks the scope, the workspace belongs to another project, or the membership may not write.",
     404: "No live record with that id that the caller can read.",
+    405: "The path is another operation's (memory_id search, forget, validate or history), which takes no DELETE.",
     409: "A conflict: a deleted workspace's name, an idempotency key reused, or a version conflict.",
     413: "The request body or a value is too large.",
     415: "The body is not JSON (Content-Type must be application/json).",
