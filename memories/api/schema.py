@@ -287,6 +287,7 @@ ERRORS: dict[int, str] = {
     402: "[MMW Notice]: no subscription, grace period (read-only) or suspended account.",
     403: "The key lacks the scope, the workspace belongs to another project, or the membership may not write.",
     404: "No live record with that id that the caller can read.",
+    405: "The path is another operation's (memory_id search, forget, validate or history), which takes no DELETE.",
     409: "A conflict: a deleted workspace's name, an idempotency key reused, or a version conflict.",
     413: "The request body or a value is too large.",
     415: "The body is not JSON (Content-Type must be application/json).",
@@ -354,7 +355,8 @@ MEMORY_ID = OpenApiParameter(
 # forgotten: false, so any string is a valid input here.
 ANY_MEMORY_ID = OpenApiParameter(
     "memory_id",
-    {"type": "string"},
+    # ".../memories/search" and its siblings are other operations' paths, never a record's.
+    {"type": "string", "not": {"enum": ["search", "forget", "validate", "history"]}},
     OpenApiParameter.PATH,
     description="Id of the record; one that names no live record answers forgotten: false.",
 )
@@ -419,24 +421,28 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-c
         }
 
 
+_HEALTH_BODY: Schema = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "unavailable"]},
+        "database": {"type": "string"},
+        "broker": {"type": "string"},
+    },
+    "required": ["status"],
+}
+
 HEALTHZ: Schema = {
     "get": {
         "operationId": "healthz",
-        "summary": "health: 200 when every dependency answers, non-200 naming the one that does not",
+        "summary": "health: 200 when every dependency answers, 503 naming the one that does not",
+        "description": "Needs no key; reachable over plain HTTP even where HTTPS is enforced (load-balancer probes).",
         "security": [],
         "tags": ["health"],
         "responses": {
-            "200": {
-                "description": "Healthy.",
-                "content": {
-                    "application/json": {"schema": {"type": "object", "properties": {"status": {"const": "ok"}}}}
-                },
-            },
+            "200": {"description": "Healthy.", "content": {"application/json": {"schema": _HEALTH_BODY}}},
             "503": {
                 "description": "A dependency is down; the body says which.",
-                "content": {
-                    "application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string"}}}}
-                },
+                "content": {"application/json": {"schema": _HEALTH_BODY}},
             },
         },
     }

@@ -83,7 +83,7 @@ class MemoryDetailView(ApiView):
         "memory_forget_by_id",
         "forget one memory record (in any workspace of the project unless ?workspace= names one)",
         answer="ForgetAnswer",
-        errors=(409,),
+        errors=(405, 409),
         by_id=schema.ANY_MEMORY_ID,
         parameters=[query_parameter(inputs.WORKSPACE, description='The record\'s workspace (default "*": any).')],
     )
