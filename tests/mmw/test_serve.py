@@ -41,14 +41,18 @@ def concurrent_healthz(url: str, calls: int) -> list[int]:
 def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mmw.settings.test", "MMW_PORT": str(port)}
-    proc = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # To a file, not a pipe: nobody reads a pipe while the test runs, and once its 64 KiB filled
+    # (a worker logging other tests' leftover tasks) the web process blocked in its access log.
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 120
         status = None
@@ -59,7 +63,8 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
                 time.sleep(0.3)
         if status != 200:
             kill_group(proc)
-            pytest.fail(f"serve did not answer /healthz: {proc.communicate(timeout=30)[0].decode()[-3000:]}")
+            proc.wait(timeout=30)
+            pytest.fail(f"serve did not answer /healthz: {log.read_text(errors='replace')[-3000:]}")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 3, "web, worker and beat must all be running"
         # The web process pools its connections (mmw/asgi.py): 40 concurrent database calls,
@@ -69,10 +74,11 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            output = proc.communicate(timeout=30)[0].decode()
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             kill_group(proc)  # never leave a web server, worker or beat behind (they'd eat the test broker's tasks)
-            output = proc.communicate(timeout=30)[0].decode()
+            proc.wait(timeout=30)
+    output = log.read_text(errors="replace")
     assert "MMW is serving on" in output
     assert "manage.py quickstart" in output
     for pid in children:

