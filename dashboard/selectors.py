@@ -20,7 +20,7 @@ from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
 from memories.models import Memory
-from memories.selectors import MemoryFilters, begin_read, memory_queryset, present
+from memories.selectors import MemoryFilters, begin_read, memory_queryset, present, workspaces_with_counts
 from orgs.models import Membership
 
 PAGE_SIZE = 20
@@ -67,10 +67,7 @@ def projects_of(membership: Membership) -> list[tuple[Project, int]]:
 
 def workspaces_of(principal: Principal) -> list[tuple[Workspace, int]]:
     """The project's live workspaces with the number of records the person can read."""
-    visible = Memory.objects.visible_to(principal).live()
-    rows = Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name")
-    counts = dict(visible.values("workspace_id").annotate(n=Count("id")).values_list("workspace_id", "n"))
-    return [(ws, counts.get(ws.pk, 0)) for ws in rows]
+    return workspaces_with_counts(principal)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
@@ -267,15 +267,22 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
 def workspace_list(*, principal: Principal) -> dict[str, Any]:
     """The live workspaces of the caller's project, with the number of records the caller can read."""
     admitted = begin_read(principal)
-    rows = []
-    visible = Memory.objects.visible_to(principal).live()
-    for ws in Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name"):
-        rows.append(
-            {
-                "id": str(ws.public_id),
-                "name": ws.name,
-                "memory_count": visible.filter(workspace=ws).count(),
-                "created_at": ws.created_at.isoformat(),
-            }
-        )
+    rows = [
+        {
+            "id": str(ws.public_id),
+            "name": ws.name,
+            "memory_count": count,
+            "created_at": ws.created_at.isoformat(),
+        }
+        for ws, count in workspaces_with_counts(principal)
+    ]
     return {**_envelope(principal, ALL, admitted), "workspaces": rows}
+
+
+def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
+    """The project's live workspaces by name, each with how many live records ``principal`` can
+    read in it: two queries (one grouped count), whatever the number of workspaces."""
+    visible = Memory.objects.visible_to(principal).live()
+    counts = dict(visible.values("workspace_id").annotate(n=Count("id")).values_list("workspace_id", "n"))
+    workspaces = Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name")
+    return [(ws, counts.get(ws.pk, 0)) for ws in workspaces]
