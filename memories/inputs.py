@@ -41,8 +41,9 @@ MAX_INT = 2**31 - 1
 class Param:
     """One parameter: its JSON type and default, and the bounds ``parse`` enforces.
 
-    ``max_length`` bounds a string (or each string of a list), ``max_items`` a list, ``minimum`` /
-    ``maximum`` are advertised in the schema (the services check ranges with SPEC's texts), and
+    ``max_length`` bounds a string (or each string of a list), ``max_items`` a list; ``min_length``,
+    ``minimum`` and ``maximum`` are advertised in the schema (the services check them with SPEC's
+    texts and order: "content must not be empty", ranges), and
     ``new_name`` marks a name a write creates (printable, no ``*``, control or bidi characters).
     ``too_long`` / ``too_many`` replace the generic texts where SPEC words them itself."""
 
@@ -53,6 +54,7 @@ class Param:
     required: bool = False
     nullable: bool = True
     max_length: int | None = None
+    min_length: int | None = None
     max_items: int | None = None
     minimum: float | None = None
     maximum: float | None = None
@@ -79,6 +81,7 @@ REMEMBER: tuple[Param, ...] = (
         required=True,
         nullable=False,
         max_length=CONTENT_CHARS,
+        min_length=1,
         too_long="content exceeds maximum allowed length",
     ),
     Param(
@@ -190,6 +193,7 @@ SEARCH: tuple[Param, ...] = (
         required=True,
         nullable=False,
         max_length=QUERY_CHARS,
+        min_length=1,
     ),
     Param(
         "workspace",
@@ -296,6 +300,7 @@ RECALL: tuple[Param, ...] = (
         required=True,
         nullable=False,
         max_length=TASK_CHARS,
+        min_length=1,
     ),
     WORKSPACE,
     Param(
@@ -413,6 +418,8 @@ def _bounds_schema(param: Param, schema: dict[str, Any]) -> dict[str, Any]:
     strings = schema if param.kind == "string" else schema.get("items", {})
     if param.max_length is not None and param.kind in ("string", "string[]"):
         strings["maxLength"] = param.max_length
+    if param.min_length is not None and param.kind == "string":
+        strings["minLength"] = param.min_length
     if param.enum is not None:
         strings["enum"] = list(param.enum)
     if param.max_items is not None:

@@ -54,6 +54,8 @@ def _default(p: inputs.Param) -> str:
 
 def _bounds(p: inputs.Param) -> str:
     parts = []
+    if p.min_length is not None:
+        parts.append("not empty")
     if p.max_length is not None:
         parts.append(f"≤ {p.max_length:,} characters" + (" each" if p.kind == "string[]" else ""))
     if p.max_items is not None:
