@@ -7,13 +7,15 @@ class BillingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from accounts import limits
         from accounts.models import Account
         from billing import signals
-        from billing.gate import BillingGatekeeper
+        from billing.gate import BillingGatekeeper, check_project_limit
         from memories import admission
 
-        # The memory core asks its one seam; billing answers it (memories never imports billing).
+        # The core asks its seams; billing answers them (memories and accounts never import billing).
         admission.install(BillingGatekeeper())
+        limits.install(check_project_limit=check_project_limit)
 
         post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
         post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

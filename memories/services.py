@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
-from accounts.services import audit_record
+from accounts.services import MANAGE_REFUSAL, audit_record
 from memories import admission, embedding, guard, inputs, presenters, record_rules, tasks
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.presenters import API_VERSION
@@ -28,8 +28,6 @@ from memories.workspaces import ALL, WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
 from orgs.selectors import acting_membership
-
-MANAGE_REFUSAL = "only owners and admins can manage projects"
 
 
 @dataclass(frozen=True)

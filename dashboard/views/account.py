@@ -9,11 +9,12 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import services as account_services
 from accounts.models import Account
 from accounts.services import account_create
 from billing import selectors as billing_selectors
 from billing import stripe_api
-from dashboard import selectors, services
+from dashboard import selectors
 from dashboard.charts import bar_chart
 from dashboard.forms import NameForm, OrganizationForm
 from dashboard.views.common import flash_error, page, user_of
@@ -39,7 +40,9 @@ def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
     form = NameForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            project = services.project_create(account=membership.account, actor=user, name=form.cleaned_data["name"])
+            project = account_services.project_create(
+                account=membership.account, actor=user, name=form.cleaned_data["name"]
+            )
         except MMWError as exc:
             flash_error(request, exc)
             form.add_error("name", exc.message)

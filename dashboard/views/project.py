@@ -13,9 +13,10 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import services as account_services
 from accounts.models import ApiKey, Workspace
 from accounts.services import api_key_create, api_key_revoke
-from dashboard import selectors, services
+from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
@@ -263,14 +264,14 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         action = request.POST.get("action")
         try:
             if action == "rename" and form.is_valid():
-                services.project_rename(project=project, actor=principal.user, name=form.cleaned_data["name"])
+                account_services.project_rename(project=project, actor=principal.user, name=form.cleaned_data["name"])
                 messages.success(request, "Project renamed.")
                 return redirect("dashboard:settings", project_id=project.pk)
             if action == "delete":
                 if request.POST.get("confirm") != project.name:
                     messages.error(request, f"Type the project name ({project.name}) to confirm the deletion.")
                     return redirect("dashboard:settings", project_id=project.pk)
-                services.project_delete(project=project, actor=principal.user)
+                account_services.project_delete(project=project, actor=principal.user)
                 messages.success(request, f"Project {project.name} deleted; its keys stopped working.")
                 return redirect("dashboard:projects", tenant_id=project.account.tenant_id)
             if action == "access":

@@ -185,3 +185,15 @@ def test_project_and_organization_gates_follow_the_plan(tenancy: Tenancy, plans:
     Plan.objects.filter(code="free").update(projects_per_account=None, organization_features=True)
     gate.check_project_limit(account)
     gate.ensure_organization_features(account)
+
+
+def test_creating_a_project_asks_the_plan_through_the_accounts_seam(tenancy: Tenancy, plans: Plans) -> None:
+    """accounts never imports billing: billing.apps installs its check into accounts.limits."""
+    from accounts import services as account_services
+
+    set_free(projects_per_account=2)  # alpha exists: one more fits
+    account_services.project_create(account=tenancy.alice.account, actor=tenancy.alice.user, name="beta")
+    with pytest.raises(Forbidden, match="at most 2 projects"):
+        account_services.project_create(account=tenancy.alice.account, actor=tenancy.alice.user, name="gamma")
+    with pytest.raises(Forbidden, match="only owners and admins can manage projects"):
+        account_services.project_create(account=tenancy.alice.account, actor=tenancy.bob.user, name="delta")
