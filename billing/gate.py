@@ -1,5 +1,5 @@
 """What billing and limits allow. The memory core asks through ``memories.admission`` (one
-``CallAdmission`` per call, installed by ``billing.apps``), at the points SPEC §2 orders:
+``CallAdmission`` per call, installed by ``billing.apps``), at the points docs/reference/ orders:
 
 - ``check_quota``: the plan's records-per-project limit, counted under a transaction-scoped
   advisory lock on the project, so two racing writes cannot both take the last slot (called

@@ -1,4 +1,4 @@
-"""The one seam between the memory core and what meters and bills it (SPEC §6).
+"""The one seam between the memory core and what meters and bills it (docs/billing.md).
 
 Every memory operation asks ``admit(principal)`` once, at its start, for an ``Admission``: the
 answer for that one call — is the quota reached, the rate exceeded, may the account write, what

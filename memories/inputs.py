@@ -4,7 +4,7 @@ REST views and MCP tools both hand the caller's raw JSON object to ``parse``; th
 JSON schemas and the OpenAPI request bodies are generated from the same table (``json_schema``).
 So a parameter, its default, its type, its bounds and its error texts exist in exactly one place.
 
-``parse`` checks shape and bounds (SPEC §2 "Input bounds"): types; NUL and unpaired surrogates in
+``parse`` checks shape and bounds (docs/reliability.md, "Input bounds"): types; NUL and unpaired surrogates in
 any string; lengths (never truncating); list sizes; finite numbers; names a write would create.
 Product rules that have an order of their own in SPEC's error table (empty content, confidence
 range, ...) stay in the services, so both surfaces report them identically.
@@ -24,7 +24,7 @@ Kind = Literal["string", "number", "integer", "boolean", "string[]"]
 _MISSING: Any = object()
 
 
-# Column limits (SPEC §2 "Input bounds"); the models use the same numbers.
+# Column limits (docs/reliability.md, "Input bounds"); the models use the same numbers.
 NAME_CHARS = 200  # workspace, scope, source, each tag
 KEY_CHARS = 1_000  # fact_key, source_id, source_hash, source_revision
 REASON_CHARS = 10_000
@@ -359,7 +359,7 @@ def parse(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[
 
 
 def _bounded(param: Param, value: Any) -> Any:
-    """``value`` if it is within ``param``'s bounds (SPEC §2 "Input bounds"); never altered."""
+    """``value`` if it is within ``param``'s bounds (docs/reliability.md, "Input bounds"); never altered."""
     if param.kind == "number":
         number = float(value)
         if not math.isfinite(number):

@@ -45,7 +45,7 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         return self.filter(forgotten_at__isnull=True).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
 
     def visible_to(self, principal: Principal) -> MemoryQuerySet:
-        """THE scoping rule (SPEC §3), used by every read, ``forget``, ``derived_from`` check and
+        """THE scoping rule (README, "Who sees what"), used by every read, ``forget``, ``derived_from`` check and
         the archivist: the caller's account and project, then the record's visibility.
 
         - ``author``: its author only (a draft; owners and admins do not see others' drafts);

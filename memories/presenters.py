@@ -1,4 +1,4 @@
-"""The shapes MMW's answers take (SPEC §2; docs/reference/), apart from the queries that
+"""The shapes MMW's answers take (docs/reference/), apart from the queries that
 gather what they show: selectors and services read, these only format."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Everything that writes memories: ``memory_remember`` and ``memory_forget``.
 
 Both take the caller's ``Principal`` and the raw JSON object of the request; the checks run in
-the order SPEC §2 lists, with its exact texts, whichever surface (REST, MCP, dashboard) calls.
+the order docs/reference/remember.md lists, with its exact texts, whichever surface (REST, MCP, dashboard) calls.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Statuses, computed when read (SPEC §1): unverified, stale, conflict — never stored.
+"""Statuses, computed when read (docs/reference/README.md): unverified, stale, conflict — never stored.
 
 Everything here sees only records visible to the caller, so neither a status nor a
 ``conflicts_with`` id ever reveals a record the caller may not read.

@@ -1,6 +1,6 @@
 """The API's outer exception boundary, as an ASGI wrapper around ``/api/`` and ``/mcp``.
 
-Contract (SPEC §2 "Input bounds", §13): no answer on these surfaces is an HTML page or a bare
+Contract (docs/reliability.md): no answer on these surfaces is an HTML page or a bare
 500. Before the app sees a request, the body is bounded (``MAX_BODY_BYTES``: JSON 413, whether
 announced by Content-Length or streamed) and JSON nesting is bounded (``MAX_JSON_DEPTH``: 400).
 After, any error answer that is not JSON (Django's HTML 404/500, the SDK's plain-text 500, ...)

@@ -1,4 +1,4 @@
-"""Checks every text input passes before anything else is done with it (SPEC §2 "Input bounds").
+"""Checks every text input passes before anything else is done with it (docs/reliability.md, "Input bounds").
 
 PostgreSQL cannot store NUL in text, and an unpaired surrogate cannot be encoded as UTF-8: either
 reaching the database is an exception, not an answer. Lengths are the columns' limits, checked

@@ -1,5 +1,5 @@
 """The archivist: after a write commits, relate the new record to the live records its author can
-see (SPEC §5) with typed, scored graph edges.
+see (docs/background.md) with typed, scored graph edges.
 
 Edges always point from the newer record to the older one (``created_at``, then id), whichever of
 the two is being archived, so the graph does not depend on the order the tasks run in:
@@ -133,7 +133,7 @@ def _store(memory_id: uuid.UUID, edges: list[Edge]) -> str:
 
 
 def author_scope(record: Memory) -> MemoryQuerySet:
-    """Records the record's author can read now (SPEC §3). An author who has left, or lost the
+    """Records the record's author can read now (README, "Who sees what"). An author who has left, or lost the
     project, is represented by what every member of the project reads."""
     principal = principal_for(user=record.author, project=record.project) if record.author else None
     if principal is None:

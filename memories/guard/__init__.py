@@ -1,4 +1,4 @@
-"""Memory Guard: screens every text field of every write (SPEC §4).
+"""Memory Guard: screens every text field of every write (docs/guard.md).
 
 Pure Python, no Django.  ``screen_text``/``screen_fields`` refuse poisoning (raise
 :class:`GuardRejection` with a short named reason) and redact secrets as

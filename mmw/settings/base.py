@@ -104,7 +104,7 @@ if DB_POOL_MAX_SIZE:
 # Admission control (mmw.boundary): API requests inside the app at once, per web process; more
 # wait briefly, then get 503 + Retry-After. Twice the pool keeps every connection busy.
 MAX_REQUESTS_IN_FLIGHT = env_int("MMW_MAX_REQUESTS_IN_FLIGHT", 2 * (DB_POOL_MAX_SIZE or 8), minimum=1)
-# Seconds a request may wait for admission before that 503: within SPEC §13's 2 seconds.
+# Seconds a request may wait for admission before that 503: within the 2 seconds docs/reliability.md promises.
 ADMISSION_TIMEOUT = env_float("MMW_ADMISSION_TIMEOUT", 1.0, minimum=0.1)
 # Seconds an admitted API request may go unanswered before the boundary answers 503 itself (a
 # database that hangs rather than fails; the stuck call goes on in its thread).

@@ -1,4 +1,4 @@
-"""SPEC §2 "Input bounds": every class of bad input, over REST and MCP, gets its exact 4xx text.
+"""docs/reliability.md, "Input bounds": every class of bad input, over REST and MCP, gets its exact 4xx text.
 
 Bodies are sent as raw JSON text (lone surrogates can only be written as ``\\ud800`` escapes), to a
 real served application. After the whole table, the same workspace still serves remember, search,

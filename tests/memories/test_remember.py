@@ -1,4 +1,4 @@
-"""remember over REST: the seed's examples, every rule of SPEC §2, versions and idempotency."""
+"""remember over REST: the seed's examples, every rule of docs/reference/remember.md, versions and idempotency."""
 
 from __future__ import annotations
 

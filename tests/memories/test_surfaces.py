@@ -1,6 +1,6 @@
 """One table of error texts, each tried through MCP and REST with the same input.
 
-SPEC §2: both surfaces call one service layer, so the same input gives the same error text;
+docs/reference/: both surfaces call one service layer, so the same input gives the same error text;
 MCP wraps it as ``Error executing tool <name>: <message>``, REST as ``{"error": {...}}``.
 """
 

@@ -39,7 +39,7 @@ from tests.mmw.test_serve import free_port, kill_group
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSWER_LIMIT = 2.5  # SPEC §13 / issue #13: a 503 within 2 s; 0.5 s of slack for a busy 2-CPU machine
+ANSWER_LIMIT = 2.5  # docs/reliability.md: a 503 within 2 s; 0.5 s of slack for a busy 2-CPU machine
 
 
 @dataclass

@@ -232,7 +232,7 @@ def test_a_burst_of_300_mixed_calls_gets_only_answers_or_503_and_nobody_waits_10
         if outcome.label == "mcp 200 isError":
             assert "rate limit exceeded" in outcome.body or "call limit exceeded" in outcome.body, outcome.body
     assert summary["max_ms"] < 10_000, summary
-    # Shed load is shed fast: SPEC §13's 2 s, plus slack for this client sharing two cores.
+    # Shed load is shed fast: the 2 s of docs/reliability.md, plus slack for this client sharing two cores.
     shed = [o.ms for o in burst.outcomes if "503" in o.label]
     assert max(shed, default=0) < SHED_WITHIN_MS, summary
     admitted = sum(n for label, n in summary["counts"].items() if "503" not in label)

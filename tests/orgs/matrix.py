@@ -44,7 +44,7 @@ UNKNOWN_IDS = "derived_from contains unknown memory ids"
 
 
 def expected(*, role: str, visibility: str, operation: str, same_department: bool, active: bool) -> str:
-    """The outcome the rules (SPEC §3) require for one cell."""
+    """The outcome the rules (README, "Who sees what") require for one cell."""
     readable = active and READABLE[visibility][0 if same_department else 1]
     may_write = active and role != "auditor"
     if operation in ("search", "recall_context"):

@@ -2,7 +2,7 @@
 deactivations, records of random visibility), no operation ever returns or deletes a record the
 rules hide, and every operation returns what they show.
 
-The expected visible set is computed by ``Oracle``, a pure-Python statement of SPEC §3 that
+The expected visible set is computed by ``Oracle``, a pure-Python statement of README, "Who sees what" that
 shares no code with ``Memory.objects.visible_to``. Each example builds its world inside a
 savepoint that is rolled back at its end, so examples never see each other's rows.
 """
@@ -105,7 +105,7 @@ def worlds(draw: st.DrawFn) -> WorldSpec:
     return WorldSpec(departments, projects, restricted, members, tuple(records), tuple(forgets))
 
 
-# --- the oracle: SPEC §3 in plain Python ------------------------------------------------------
+# --- the oracle: README, "Who sees what" in plain Python ------------------------------------------------------
 
 
 @dataclass

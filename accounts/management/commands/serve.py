@@ -2,7 +2,7 @@
 beat, the embedded Redis-protocol broker (when no ``CELERY_BROKER_URL``/``REDIS_URL`` is set) and
 keeps the embedded PostgreSQL running (when no ``DATABASE_URL`` is set).
 
-Contract (SPEC §13, docs/reliability.md):
+Contract (docs/reliability.md):
 
 - A child that exits, whatever its code, is restarted after a backoff (0.5 s doubling to 30 s,
   back to 0.5 s once it has stayed up for a minute); every exit and restart is logged with the

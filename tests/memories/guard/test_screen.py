@@ -1,4 +1,4 @@
-"""The product contract of screen_text / screen_fields (SPEC §4)."""
+"""The product contract of screen_text / screen_fields (docs/guard.md)."""
 
 from __future__ import annotations
 
