@@ -6,7 +6,6 @@ Both REST (``accounts.authentication``) and MCP (the SDK's token verifier) call
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 import secrets
@@ -16,6 +15,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
+from mmw import text
 from orgs.models import Membership
 from orgs.selectors import active_membership, department_ids_of, has_project_access
 
@@ -43,7 +43,7 @@ class Principal:
 
 
 def digest(raw_key: str) -> str:
-    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+    return text.sha256_hex(raw_key)
 
 
 def mint() -> tuple[str, str, str]:

@@ -42,9 +42,7 @@ def audit_record(
 def user_get_or_create(*, email: str) -> tuple[User, bool]:
     """Return the user with this e-mail (created with an unusable password if new) and, for a new
     user, their personal account with an owner membership."""
-    normalized = email.strip().lower()
-    if "@" not in normalized:
-        raise InvalidInput(f"invalid e-mail address: {email!r}")
+    normalized = text.clean_email(email)
     user = User.objects.filter(email=normalized).first()
     if user is not None:
         return user, False

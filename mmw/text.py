@@ -9,7 +9,11 @@ forms refuse the same things with the same words.
 
 from __future__ import annotations
 
+import hashlib
 import re
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 
 from mmw.errors import InvalidInput
 
@@ -66,3 +70,18 @@ def clean_label(kind: str, raw: str, max_length: int = 200) -> str:
     if not value:
         raise InvalidInput(f"{kind} must not be empty")
     return check_name(kind, value, max_length, wildcard_ok=True)
+
+
+def sha256_hex(value: str) -> str:
+    """The SHA-256 digest of ``value`` (UTF-8) in hex: how keys and invitation nonces are stored."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def clean_email(email: str) -> str:
+    """``email`` stripped and lower-cased, or ``invalid e-mail address: …`` (the one e-mail check)."""
+    normalized = email.strip().lower()
+    try:
+        validate_email(normalized)
+    except ValidationError:
+        raise InvalidInput(f"invalid e-mail address: {email!r}") from None
+    return normalized

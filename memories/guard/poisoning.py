@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 from memories.guard import phrasebook
 from memories.guard.phrases import UNLOCATED, PhraseSet
 from memories.guard.textviews import INVISIBLE, Views
-
-Span = tuple[int, int]
+from memories.guard.types import Span
 
 # --- invisible and bidi-control characters ------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memories.guard.textviews import Views, fold_literal, lower_literal
+from memories.guard.types import Span
 from memories.guard.values import (
     char_classes,
     is_placeholder,
@@ -23,8 +24,6 @@ from memories.guard.values import (
     looks_random,
     shannon_bits,
 )
-
-Span = tuple[int, int]
 
 # --- provider tokens (raw text, case-sensitive) -------------------------------------------------
 

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
-
 from accounts.models import Account
+from mmw import text
 from mmw.errors import InvalidInput
 
 
@@ -22,14 +18,5 @@ def lock_account(account_id: int) -> None:
     Account.objects.select_for_update().filter(pk=account_id).values_list("pk", flat=True).get()
 
 
-def digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
-
-
-def clean_email(email: str) -> str:
-    normalized = email.strip().lower()
-    try:
-        validate_email(normalized)
-    except ValidationError:
-        raise InvalidInput(f"invalid e-mail address: {email!r}") from None
-    return normalized
+digest = text.sha256_hex
+clean_email = text.clean_email
