@@ -15,12 +15,12 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.keys import Principal
-from accounts.models import Account, Project, User, Workspace
+from accounts.models import Account, Project, User
 from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
 from memories.models import Memory
-from memories.selectors import MemoryFilters, begin_read, memory_queryset, present, workspaces_with_counts
+from memories.selectors import MemoryFilters, begin_read, memory_queryset, present
 from orgs.models import Membership
 
 PAGE_SIZE = 20
@@ -63,11 +63,6 @@ def projects_of(membership: Membership) -> list[tuple[Project, int]]:
         .values_list("project_id", "n")
     )
     return [(p, counts.get(p.pk, 0)) for p in usable]
-
-
-def workspaces_of(principal: Principal) -> list[tuple[Workspace, int]]:
-    """The project's live workspaces with the number of records the person can read."""
-    return workspaces_with_counts(principal)
 
 
 @dataclass(frozen=True)

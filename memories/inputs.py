@@ -320,6 +320,18 @@ GET: tuple[Param, ...] = (
 
 LIST_WORKSPACES: tuple[Param, ...] = ()
 
+# Every operation's parameter table, by its MCP tool name (the reference pages and tests walk it).
+OPERATIONS: dict[str, tuple[Param, ...]] = {
+    "remember": REMEMBER,
+    "search": SEARCH,
+    "forget": FORGET,
+    "validate_memory": VALIDATE,
+    "memory_history": HISTORY,
+    "recall_context": RECALL,
+    "list_workspaces": LIST_WORKSPACES,
+    "get_memory": GET,
+}
+
 _CHECKS: dict[Kind, tuple[str, Any]] = {
     "string": ("a string", lambda v: isinstance(v, str)),
     "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),

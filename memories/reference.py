@@ -13,16 +13,7 @@ from pathlib import Path
 
 from memories import inputs
 
-TOOLS: dict[str, tuple[inputs.Param, ...]] = {
-    "remember": inputs.REMEMBER,
-    "search": inputs.SEARCH,
-    "forget": inputs.FORGET,
-    "validate_memory": inputs.VALIDATE,
-    "memory_history": inputs.HISTORY,
-    "recall_context": inputs.RECALL,
-    "list_workspaces": inputs.LIST_WORKSPACES,
-    "get_memory": inputs.GET,
-}
+TOOLS = inputs.OPERATIONS
 _BLOCK = re.compile(r"(<!-- generated: parameters (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
 
 

@@ -21,7 +21,7 @@ from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
-from memories.selectors import memory_get, memory_history, memory_search
+from memories.selectors import memory_get, memory_history, memory_search, workspaces_with_counts
 from memories.services import memory_forget
 from mmw.errors import MMWError
 from orgs.models import Membership, ProjectAccess
@@ -72,7 +72,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         results=results,
         browse=browse,
         error=error,
-        workspaces=selectors.workspaces_of(principal),
+        workspaces=workspaces_with_counts(principal),
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
         mcp_url=mcp_url(),
@@ -162,7 +162,7 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_GET
 def workspaces(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     _project, principal = selectors.project_for(user_of(request), project_id)
-    return page(request, "dashboard/workspaces.html", **_ctx(principal), rows=selectors.workspaces_of(principal))
+    return page(request, "dashboard/workspaces.html", **_ctx(principal), rows=workspaces_with_counts(principal))
 
 
 @login_required

@@ -290,15 +290,15 @@ def _short(arguments: dict[str, Any]) -> str:
 
 # --- every parameter of every operation, generated from the one table ------------------------
 
-OPERATIONS: dict[str, tuple[tuple[Any, ...], dict[str, Any], str | None]] = {
-    # tool: (its parameter table, a valid base payload, its REST path (None: MCP only here))
-    "remember": (inputs.REMEMBER, {"content": "x"}, "/memories"),
-    "search": (inputs.SEARCH, {"query": "q"}, "/memories/search"),
-    "forget": (inputs.FORGET, {}, "/memories/forget"),
-    "validate_memory": (inputs.VALIDATE, {"source_id": "s", "current_source_hash": "h"}, "/memories/validate"),
-    "recall_context": (inputs.RECALL, {"task": "t"}, "/recall-context"),
-    "memory_history": (inputs.HISTORY, {"fact_key": "k"}, None),
-    "get_memory": (inputs.GET, {"memory_id": str(uuid.uuid4())}, None),
+# tool: (a valid base payload, its REST path; None: MCP only here); parameters from inputs.OPERATIONS
+OPERATIONS: dict[str, tuple[dict[str, Any], str | None]] = {
+    "remember": ({"content": "x"}, "/memories"),
+    "search": ({"query": "q"}, "/memories/search"),
+    "forget": ({}, "/memories/forget"),
+    "validate_memory": ({"source_id": "s", "current_source_hash": "h"}, "/memories/validate"),
+    "recall_context": ({"task": "t"}, "/recall-context"),
+    "memory_history": ({"fact_key": "k"}, None),
+    "get_memory": ({"memory_id": str(uuid.uuid4())}, None),
 }
 
 
@@ -306,8 +306,8 @@ def _generated_cases() -> list[Case]:
     """For each parameter: NUL, an unpaired surrogate, one character over its length, one item
     over its count, a non-finite number — each expected to be refused with the generic text."""
     cases: list[Case] = []
-    for tool, (params, base, path) in OPERATIONS.items():
-        for p in params:
+    for tool, (base, path) in OPERATIONS.items():
+        for p in inputs.OPERATIONS[tool]:
             bad_values: list[tuple[Any, str]]
             if p.kind == "string":
                 bad_values = [(NUL, f"{p.name} {LONE}"), (SURROGATE, f"{p.name} {LONE}")]

@@ -21,16 +21,7 @@ live_server = live.live_server
 
 pytestmark = pytest.mark.slow
 
-TOOL_INPUTS = {
-    "remember": inputs.REMEMBER,
-    "search": inputs.SEARCH,
-    "forget": inputs.FORGET,
-    "validate_memory": inputs.VALIDATE,
-    "memory_history": inputs.HISTORY,
-    "recall_context": inputs.RECALL,
-    "list_workspaces": inputs.LIST_WORKSPACES,
-    "get_memory": inputs.GET,
-}
+TOOL_INPUTS = inputs.OPERATIONS
 READ_ONLY = {"search", "validate_memory", "memory_history", "recall_context", "list_workspaces", "get_memory"}
 
 STAGING = {
