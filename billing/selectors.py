@@ -62,12 +62,9 @@ def billing_url(account: Account) -> str:
     return f"{settings.MMW_BILLING_URL.rstrip('/')}/{account.tenant_id}/"
 
 
-def notice_for(account: Account, *, now: dt.datetime | None = None) -> str | None:
-    """The ``[MMW Notice]: …`` text while the account may not write, else None."""
-    return notice_of(billing_state(account, now=now), account)
-
-
 def notice_of(state: BillingState, account: Account) -> str | None:
+    """The ``[MMW Notice]: …`` text while the account in ``state`` may not write, else None (what
+    the gatekeeper attaches to calls and the dashboard banner shows)."""
     url = billing_url(account)
     if state.state == State.GRACE and state.grace_ends_at is not None:
         return notices.grace(ends_at=state.grace_ends_at, billing_url=url)

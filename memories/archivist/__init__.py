@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +65,7 @@ QUERY_WORDS = 64
 
 __all__ = [
     "ALREADY", "ARCHIVED", "FORGOTTEN", "MISSING", "Edge", "Features", "LLMConfig", "Verdict",
-    "analyse", "archive", "classify", "cosine", "dice", "edges_of", "features", "fold", "llm_classify",
+    "analyse", "archive", "classify", "cosine", "dice", "features", "fold", "llm_classify",
     "llm_config", "stem",
 ]  # fmt: skip
 
@@ -227,12 +226,3 @@ def _ask_llm(scored: list[tuple[Memory, Memory, Verdict]]) -> list[tuple[Memory,
             if verdict is not None:
                 out[i] = (newer, older, verdict)
     return out
-
-
-def edges_of(ids: Iterable[uuid.UUID]) -> set[tuple[uuid.UUID, uuid.UUID, str]]:
-    """The stored edges touching ``ids`` (for tests and diagnostics)."""
-    wanted = list(ids)
-    rows = MemoryRelation.objects.filter(from_memory_id__in=wanted) | MemoryRelation.objects.filter(
-        to_memory_id__in=wanted
-    )
-    return {(r.from_memory_id, r.to_memory_id, r.relation) for r in rows}

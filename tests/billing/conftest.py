@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from accounts.keys import resolve_key
 from billing import counters
 from billing.models import Plan, Subscription
+from memories import admission
 from tests.billing import localstripe
 from tests.billing.localstripe import LocalStripe, as_payload, sign
 from tests.conftest import Actor
@@ -88,6 +90,14 @@ def subscribe(stripe_server: LocalStripe, deliver: Deliver, actor: Actor, price:
     answer = deliver(localstripe.checkout_completed(customer, subscription, tenant))
     assert answer.status_code == 200, answer.content
     return Subscribed(customer, subscription)
+
+
+def notice_for(actor: Actor) -> str | None:
+    """The ``[MMW Notice]: …`` the actor's calls carry now, asked the way REST and MCP ask it: the
+    memory core's admission, which billing's gatekeeper answers."""
+    principal = resolve_key(actor.key)
+    assert principal is not None
+    return admission.admit(principal).notice()
 
 
 def subscription_of(actor: Actor) -> Subscription:

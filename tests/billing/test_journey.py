@@ -13,7 +13,7 @@ import pytest
 from billing import selectors
 from billing.models import StripeEvent, Subscription
 from tests import live
-from tests.billing.conftest import PRO_PRICE, WEBHOOK_PATH, Plans, subscription_of
+from tests.billing.conftest import PRO_PRICE, WEBHOOK_PATH, Plans, notice_for, subscription_of
 from tests.billing.localstripe import LocalStripe, as_payload, checkout_completed, sign
 from tests.conftest import Tenancy
 from tests.live import LiveServer, mcp_call
@@ -57,7 +57,7 @@ def test_subscribe_fail_a_payment_see_the_notice_pay_and_write_again(
     # The renewal fails: localstripe posts invoice.payment_failed; the account is read-only.
     invoice = stripe_server.fail_renewal(customer, subscription)
     eventually(lambda: subscription_of(tenancy.alice).state == State.GRACE)
-    notice = selectors.notice_for(account)
+    notice = notice_for(tenancy.alice)
     assert notice is not None
     assert notice.startswith("[MMW Notice]: the last payment for this account failed")
     banner = selectors.banner_for(account)

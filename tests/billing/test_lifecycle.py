@@ -16,7 +16,7 @@ from accounts.models import AuditEvent, User
 from billing import selectors, services, tasks
 from billing.models import Plan, Subscription
 from mmw.errors import InvalidInput
-from tests.billing.conftest import TEAM_PRICE, Deliver, Plans, subscribe, subscription_of
+from tests.billing.conftest import TEAM_PRICE, Deliver, Plans, notice_for, subscribe, subscription_of
 from tests.billing.localstripe import LocalStripe
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
@@ -52,7 +52,7 @@ def test_payment_failure_grace_suspension_and_payment_bring_the_account_back(
     assert sub.stripe_status == "past_due"
     assert sub.grace_ends_at is not None
     assert dt.timedelta(days=7) <= sub.grace_ends_at - before < dt.timedelta(days=7, minutes=1)
-    grace_notice = selectors.notice_for(tenancy.alice.account)
+    grace_notice = notice_for(tenancy.alice)
     assert grace_notice is not None
     assert f"{sub.grace_ends_at:%Y-%m-%d %H:%M} UTC" in grace_notice
     assert [m.to for m in mail.outbox][-1] == ["alice@example.com"]  # the owner; Bob is a member
@@ -68,7 +68,7 @@ def test_payment_failure_grace_suspension_and_payment_bring_the_account_back(
     with django_capture_on_commit_callbacks(execute=True):
         assert tasks.expire_grace_periods() == 1
     assert subscription_of(tenancy.alice).state == State.SUSPENDED
-    suspended = selectors.notice_for(tenancy.alice.account)
+    suspended = notice_for(tenancy.alice)
     assert suspended is not None
     assert "suspended because its grace period ended" in suspended
     assert mail.outbox[-1].subject.startswith("[MMW] MMW account suspended")
@@ -114,7 +114,7 @@ def test_without_a_free_plan_a_cancelled_account_has_no_subscription(
     deliver(stripe_server.event("customer.subscription.deleted", paid.customer))
     sub = subscription_of(tenancy.alice)
     assert (sub.plan, sub.state) == (None, State.NONE)
-    notice = selectors.notice_for(tenancy.alice.account)
+    notice = notice_for(tenancy.alice)
     assert notice == (
         "[MMW Notice]: this account has no active subscription; search, recall_context, validate_memory and "
         "reading memories still work but remember and forget do not; choose a plan at "
@@ -162,14 +162,14 @@ def test_staff_suspend_holds_through_payments_until_reinstated(
     staff = User.objects.create_superuser("support@mmw.example", "pw")
     paid = subscribe(stripe_server, deliver, tenancy.alice)
     services.subscription_suspend(account=tenancy.alice.account, actor=staff, reason="abuse report")
-    notice = selectors.notice_for(tenancy.alice.account)
+    notice = notice_for(tenancy.alice)
     assert notice is not None
     assert "suspended by MMW support" in notice
     deliver(stripe_server.event("invoice.payment_succeeded", paid.customer) | {"id": "evt_later_payment"})
     assert subscription_of(tenancy.alice).state == State.SUSPENDED
 
     services.subscription_reinstate(account=tenancy.alice.account, actor=staff)
-    assert selectors.notice_for(tenancy.alice.account) is None
+    assert notice_for(tenancy.alice) is None
     staff_rows = AuditEvent.objects.filter(actor_user=staff).values_list("action", flat=True).order_by("id")
     assert list(staff_rows) == ["billing.staff_suspended", "billing.staff_reinstated"]
 

@@ -13,8 +13,8 @@ from accounts.models import Account, User
 from billing import selectors, services
 from billing.models import Plan, Subscription
 from tests import live
-from tests.billing.conftest import Clock
-from tests.conftest import Tenancy
+from tests.billing.conftest import Clock, notice_for
+from tests.conftest import Actor, Tenancy
 from tests.live import LiveServer, mcp_call
 from tests.memories.rest import Api
 
@@ -22,8 +22,9 @@ live_server = live.live_server
 State = Subscription.State
 
 
-def put_in(state: str, account: Account) -> str:
-    """Put the account in ``state``; return the notice it must show."""
+def put_in(state: str, actor: Actor) -> str:
+    """Put the actor's account in ``state``; return the notice its calls must carry."""
+    account = actor.account
     staff, _ = User.objects.get_or_create(email="support@mmw.example", defaults={"is_staff": True})
     if state == "grace":
         Subscription.objects.filter(account=account).update(
@@ -35,7 +36,7 @@ def put_in(state: str, account: Account) -> str:
         services.subscription_suspend(account=account, actor=staff)
     elif state == "no subscription":
         services.subscription_change_plan(account=account, plan=None, actor=staff)
-    notice = selectors.notice_for(account)
+    notice = notice_for(actor)
     assert notice is not None
     return notice
 
@@ -56,7 +57,7 @@ STATES = ["grace", "suspended", "suspended by staff", "no subscription"]
 def test_rest_refuses_writes_and_forget_with_402_and_reads_carry_the_notice(tenancy: Tenancy, state: str) -> None:
     api = Api(tenancy.alice.key)
     kept = api.ok_remember(content="the deploy key rotates monthly", source_id="docs/keys.md")
-    notice = put_in(state, tenancy.alice.account)
+    notice = put_in(state, tenancy.alice)
     check_shape(notice, tenancy.alice.account)
     refused = {"code": "billing_notice", "message": notice}
 
@@ -82,12 +83,15 @@ def test_rest_refuses_writes_and_forget_with_402_and_reads_carry_the_notice(tena
 
 
 @pytest.mark.django_db
-def test_the_grace_notice_names_its_end_and_the_billing_url(tenancy: Tenancy, settings: Any) -> None:
+def test_the_grace_notice_names_its_end_and_the_billing_url(
+    tenancy: Tenancy, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings.MMW_BILLING_URL = "https://mmw.example/billing/"
     Subscription.objects.filter(account=tenancy.alice.account).update(
         state=State.GRACE, grace_ends_at=dt.datetime(2030, 1, 31, 17, 5, tzinfo=dt.UTC)
     )
-    assert selectors.notice_for(tenancy.alice.account, now=dt.datetime(2030, 1, 30, tzinfo=dt.UTC)) == (
+    monkeypatch.setattr(timezone, "now", lambda: dt.datetime(2030, 1, 30, tzinfo=dt.UTC))  # a day before its end
+    assert notice_for(tenancy.alice) == (
         "[MMW Notice]: the last payment for this account failed and it is read-only during a grace period "
         "until 2030-01-31 17:05 UTC, after which it will be suspended; search, recall_context, validate_memory "
         "and reading memories still work but remember and forget do not; update the payment method or pay the "
@@ -107,13 +111,13 @@ def test_the_dashboard_banner_follows_the_state_and_usage(tenancy: Tenancy) -> N
     assert banner is not None
     assert (banner.level, banner.action_label) == ("warning", "Upgrade")
     assert banner.text == "project alpha uses 4 of its 5 records"
-    notice = put_in("grace", account)
+    notice = put_in("grace", tenancy.alice)
     banner = selectors.banner_for(account)
     assert banner is not None
     assert banner.level == "warning"
     assert f"[MMW Notice]: {banner.text}" == notice
     assert banner.action_url == selectors.billing_url(account)
-    put_in("suspended by staff", account)
+    put_in("suspended by staff", tenancy.alice)
     assert (b := selectors.banner_for(account)) is not None
     assert b.level == "danger"
 
@@ -127,7 +131,7 @@ def test_mcp_tools_answer_every_notice_and_the_rate_limit(
     assert not is_error
     assert isinstance(kept, dict)
     for state in STATES:
-        notice = put_in(state, tenancy.alice.account)
+        notice = put_in(state, tenancy.alice)
         assert mcp_call(url, key, "remember", {"content": "refused"}) == (
             True,
             f"Error executing tool remember: {notice}",
@@ -147,7 +151,7 @@ def test_mcp_tools_answer_every_notice_and_the_rate_limit(
             services.subscription_change_plan(
                 account=tenancy.alice.account, plan=Plan.objects.get(code="free"), actor=staff
             )
-        assert selectors.notice_for(tenancy.alice.account) is None
+        assert notice_for(tenancy.alice) is None
 
     Plan.objects.filter(code="free").update(calls_per_minute_per_key=1)
     clock.advance(60)

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import AuditEvent
@@ -49,7 +50,9 @@ def _write(api: Api, content: str, **fields: Any) -> uuid.UUID:
 
 
 def _edges(*ids: uuid.UUID) -> set[Edge]:
-    return archivist.edges_of(ids)
+    """The stored edges touching ``ids`` (what the archivist wrote, before any visibility filter)."""
+    rows = MemoryRelation.objects.filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids))
+    return {(r.from_memory_id, r.to_memory_id, r.relation) for r in rows}
 
 
 def _archive(*ids: uuid.UUID) -> list[str]:
