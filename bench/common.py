@@ -24,10 +24,16 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import numpy as np
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from memories.models import Memory
+    from memories.search import Candidate
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = ROOT / "var" / "bench"
@@ -94,6 +100,18 @@ def setup_django(data_dir: Path) -> None:
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
     _DJANGO_READY = True
+
+
+def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
+    """The vector ranker alone, in process: ``query`` embedded as ``search`` embeds it, then the
+    nearest ``limit`` records of ``candidates`` (``search.nearest``, the production ranker)."""
+    from memories import embedding, search
+
+    embedded = embedding.embed_query(query)
+    if embedded is None:
+        return []
+    vector, backend = embedded
+    return search.nearest(candidates, vector, backend.model_id, limit)
 
 
 @dataclass(frozen=True)

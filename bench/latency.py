@@ -269,7 +269,7 @@ EF_VALUES = (40, 64, 100, 200)
 
 
 def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int = 30) -> list[dict[str, Any]]:
-    """Bench-only, in-process: ``search.dense_hits`` with other ``EF_SEARCH`` values; time per
+    """Bench-only, in-process: ``common.dense_hits`` with other ``EF_SEARCH`` values; time per
     call and recall@10 against the exact answer (same SQL with index scans disabled)."""
     from django.db import connection, transaction
 
@@ -285,7 +285,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
     for q in asked:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off")
-            exact.append([str(h.id) for h in search.dense_hits(qs, q, 10)])
+            exact.append([str(h.id) for h in common.dense_hits(qs, q, 10)])
     original = search.EF_SEARCH
     out = []
     try:
@@ -294,7 +294,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
             times, recall = [], []
             for q, truth in zip(asked, exact, strict=True):
                 start = time.perf_counter()
-                hits = search.dense_hits(qs, q, max(search.MIN_CANDIDATES, 40))
+                hits = common.dense_hits(qs, q, max(search.MIN_CANDIDATES, 40))
                 times.append((time.perf_counter() - start) * 1000)
                 recall.append(len({str(h.id) for h in hits[:10]} & set(truth)) / max(1, len(truth)))
             out.append(
@@ -355,9 +355,9 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
         "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50, project_id),
         "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100, project_id),
         "part: keyword_hits (200)": lambda: search.keyword_hits(qs, texts.query(), 200, project_id),
-        "part: dense_hits (50)": lambda: search.dense_hits(qs, texts.query(), 50),
-        "part: dense_hits (100)": lambda: search.dense_hits(qs, texts.query(), 100),
-        "part: dense_hits (200)": lambda: search.dense_hits(qs, texts.query(), 200),
+        "part: dense_hits (50)": lambda: common.dense_hits(qs, texts.query(), 50),
+        "part: dense_hits (100)": lambda: common.dense_hits(qs, texts.query(), 100),
+        "part: dense_hits (200)": lambda: common.dense_hits(qs, texts.query(), 200),
         "part: present (10 results)": parts_present,
         "remember, as is": lambda: run_remember(False),
         "remember, without technical-limit counts": lambda: run_remember(True),

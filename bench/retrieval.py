@@ -459,7 +459,7 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
             qs = scoped[q.workspace]
             for name, stop in variants.items():
                 out["keyword"][name][q.qid] = keyword(qs, q.text, stop)
-            dense = search.dense_hits(qs, q.text, SWEEP_DEPTH)
+            dense = common.dense_hits(qs, q.text, SWEEP_DEPTH)
             out["dense"][q.qid] = [(keys[str(h.id)], h.score) for h in dense]
     connection.close()
     cache.parent.mkdir(parents=True, exist_ok=True)

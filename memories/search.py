@@ -1,6 +1,7 @@
 """Ranking for ``search``: keyword hits (PostgreSQL full text) and vector hits (pgvector HNSW),
 fused by z-normalised scores. Filtering is the caller's queryset's job; both candidate lists are
-drawn from that same filtered queryset, so a filter never loses recall to ranking.
+drawn from that same filtered queryset, so a filter never loses recall to ranking. Why it ranks
+this way, how the constants were tuned and what it costs: docs/search.md.
 
 The rankers return light ``Candidate`` rows (id, score, created_at), hundreds of them; only the
 ``limit`` winners of the fusion are loaded as ``Memory`` objects (without their vectors).
@@ -40,12 +41,8 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 RRF_K = 60
-# Tuned by bench/run.py --sweep on LoCoMo + the multilingual set, checked leave-one-conversation-
-# out (BENCHMARKS.md): with the IDF keyword ranker, keywords at 1.0, a z-spread floor of 0.25 and
-# 50 candidates per ranker gave LoCoMo R@5 .615 and cross-lingual R@5 .937 with USE; every
-# held-out conversation chose keywords 1.0 and the floor 0.25 (and 40 to 100 candidates).
-# (The older ts_rank_cd ranker, without IDF, needed keywords at 0.7: a lone common word outvoted
-# cross-lingual matches.)
+# The fusion's weights and spread floor (``fuse``); chosen by `bench/run.py --sweep`, see
+# docs/search.md ("How the constants were chosen").
 KEYWORD_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 TIE_BREAK = 10.0
@@ -90,7 +87,7 @@ def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded without their vectors."""
     depth = max(MIN_CANDIDATES, 4 * limit)
-    # The model embeds the query (CPU) while PostgreSQL ranks the keywords: ~3 ms of ~10 saved.
+    # The model embeds the query (CPU) while PostgreSQL ranks the keywords.
     embedded = _EMBEDDER.submit(embedding.embed_query, query)
     keyword = keyword_hits(candidates, query, depth, project_id)
     dense = _nearest_to(candidates, embedded.result(), depth)
@@ -102,12 +99,10 @@ def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id
 def fuse(rankings: list[Ranking], limit: int) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
-    small reciprocal-rank term breaks ties. Unlike plain RRF, a keyword ranker that merely
-    shares a token with many records cannot outvote a confident vector ranker (measured in
-    docs/embeddings.md: cross-lingual R@5 .41 with RRF, .87-.90 with z-scores). The spread of
-    a z-score is at least ``SPREAD_FLOOR`` of the mean score, so two nearly equal scores (a
-    ranker with two candidates) stay nearly equal instead of becoming z = +1 and -1.
-    Scaled to 0..1.
+    small reciprocal-rank term breaks ties, and among equal scores the newer record wins. The
+    spread of a z-score is at least ``SPREAD_FLOOR`` of the mean score, so two nearly equal
+    scores (a ranker with two candidates) stay nearly equal instead of becoming z = +1 and -1.
+    At most ``limit`` candidates, best first, scored 0..1. (Why not plain RRF: docs/search.md.)
     """
     scores: dict[uuid.UUID, float] = {}
     created: dict[uuid.UUID, dt.datetime] = {}
@@ -214,8 +209,7 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_i
 
     A record scores the sum of the IDF weights (``TermStats.weights``) of the query terms it
     contains, divided by sqrt(1 + ln(1 + its distinct words)) so a long record does not win by
-    size alone. On LoCoMo this beats BM25 by 0.09 R@5: tf saturates at 1 in short memories
-    anyway, and prefix terms catch inflections BM25's exact tokens miss. Records are found by
+    size alone (no term frequency; why not BM25: docs/search.md). Records are found by
     ``matching_terms``; when even the rarest term is in more than ``KEYWORD_SCORED_ROWS``
     records, only its newest ``KEYWORD_SCORED_ROWS`` matches are scored (bounded work; among
     records that share only common words, newer ones are the better guess)."""
@@ -235,11 +229,6 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_i
         found = candidates.filter(id__in=newest)
     ranked = found.annotate(rank=score).order_by("-rank", "-created_at").values_list("id", "rank", "created_at")[:limit]
     return [Candidate(rid, float(rank), created) for rid, rank, created in ranked]
-
-
-def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
-    """Nearest records to ``query`` among ``candidates`` (see ``nearest``)."""
-    return _nearest_to(candidates, embedding.embed_query(query), limit)
 
 
 def _nearest_to(
