@@ -34,7 +34,7 @@ BURST_PER_THREAD = 5
 STARTED: list[subprocess.Popen[bytes]] = []
 
 app = Celery("bench_broker")
-app.conf.broker_url = os.environ.get("BENCH_BROKER_URL", "memory://")
+app.conf["broker_url"] = os.environ.get("BENCH_BROKER_URL", "memory://")  # the stubs make the attribute read-only
 app.conf.task_acks_late = True
 app.conf.worker_prefetch_multiplier = 1
 app.conf.task_ignore_result = True
@@ -139,7 +139,7 @@ def _measure(name: str, binary: str | None, tmp: Path) -> None:
     else:
         server, start = start_server(binary, tmp / name)
         broker = f"redis+socket://{tmp / name / 'redis.sock'}"
-    app.conf.broker_url = broker
+    app.conf["broker_url"] = broker
     line = f"{name}: start {start * 1000:.0f} ms"
     if binary is not None:
         t0 = time.monotonic()

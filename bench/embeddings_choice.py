@@ -204,7 +204,8 @@ def load_locomo(path: Path) -> list[RetrievalSet]:
     """One set per conversation: every turn is a memory ``"<speaker>: <text>"``."""
     sets = []
     for conv in json.loads(path.read_text(encoding="utf-8")):
-        docs, turn_index = [], {}
+        docs: list[str] = []
+        turn_index: dict[str, int] = {}
         sessions = sorted(
             (k for k, v in conv["conversation"].items() if re.fullmatch(r"session_\d+", k)),
             key=lambda k: int(k.split("_")[1]),
@@ -279,7 +280,8 @@ def zfuse(dense: np.ndarray, bm25: np.ndarray, alpha: float = 0.3) -> np.ndarray
     """Score-aware fusion: z-normalised dense score + alpha * z-normalised BM25 score."""
 
     def z(x: np.ndarray) -> np.ndarray:
-        return (x - x.mean()) / (x.std() + 1e-9)
+        scaled: np.ndarray = (x - x.mean()) / (x.std() + 1e-9)
+        return scaled
 
     return z(dense) + alpha * z(bm25)
 

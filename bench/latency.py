@@ -278,7 +278,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
-    qs = selectors._scoped(principal, workspace)
+    qs = selectors.memory_queryset(principal=principal, workspace=workspace)
     assert qs is not None
     asked = [texts.query() for _ in range(queries)]
     exact: list[list[str]] = []
@@ -340,7 +340,7 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
         finally:
             services._check_technical_limits = original_limits
 
-    qs = selectors._scoped(principal, "default")
+    qs = selectors.memory_queryset(principal=principal, workspace="default")
     assert qs is not None
     project_id = principal.project.pk
     hits = original_hybrid(qs, texts.query(), 10, project_id)

@@ -292,8 +292,12 @@ def breakdown(data: Dataset, rankings: dict[str, list[str]]) -> dict[str, dict[s
     out = {"all": score(data, rankings)}
     for name in sorted({k for q in data.queries for k in q.group}):
         for value in sorted({q.group[name] for q in data.queries if name in q.group}):
-            out[f"{name}={value}"] = score(data, rankings, lambda q, n=name, v=value: q.group.get(n) == v)
+            out[f"{name}={value}"] = score(data, rankings, _in_group(name, value))
     return out
+
+
+def _in_group(name: str, value: Any) -> Callable[[Query], bool]:
+    return lambda q: q.group.get(name) == value
 
 
 def evaluate(
@@ -441,7 +445,11 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
     api_key, keys = bulk_load_dataset(data, backend_name)
     principal = resolve_key(api_key)
     assert principal is not None
-    scoped = {ws: selectors._scoped(principal, ws) for ws in data.workspaces()}
+    scoped = {}
+    for ws in data.workspaces():
+        qs = selectors.memory_queryset(principal=principal, workspace=ws)
+        assert qs is not None, f"workspace {ws} was not loaded"
+        scoped[ws] = qs
     original_stop = search.STOP_WORDS
     project_id = principal.project.pk
 
@@ -489,7 +497,7 @@ class Replay:
         for name, value in constants.items():
             setattr(search, name, value)
         try:
-            return [h.id for h in search.fuse(list(lists), LIMIT)]
+            return [str(h.id) for h in search.fuse(list(lists), LIMIT)]  # ids are the bench's doc keys
         finally:
             for name, value in saved.items():
                 setattr(search, name, value)

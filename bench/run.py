@@ -22,6 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import functools
 import json
 import shutil
 import sys
@@ -152,7 +153,7 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
     def objective(c: tuple[Any, ...], skip: str | None = None) -> float:
         parts = [lo[c][k] for k in convs if k != skip]
         locomo_r5 = sum(p["R@5"] * p["n"] for p in parts) / sum(p["n"] for p in parts)
-        return (locomo_r5 + ml[c]["kind=cross-lingual"]["R@5"]) / 2
+        return float(locomo_r5 + ml[c]["kind=cross-lingual"]["R@5"]) / 2
 
     ranked = sorted(ml, key=lambda c: (-objective(c), -lo[c]["all"]["MRR"] - ml[c]["all"]["MRR"]))
     header = ["stop words", "kw weight", "spread floor", "TIE_BREAK", "depth", "objective", "LoCoMo R@1", "R@5", "MRR"]
@@ -170,7 +171,7 @@ def sweep_report(result: dict[str, Any], backend: str) -> str:
     lines.append(markdown_table(header, now_row + [row(c) for c in ranked[:15]]))
     loco = []
     for held in convs:
-        best = max(ml, key=lambda c, h=held: objective(c, skip=h))
+        best = max(ml, key=functools.partial(objective, skip=held))
         loco.append(
             [held.split("=")[1], str(best), lo[best][held]["R@5"], lo[current][held]["R@5"] if current in lo else "-"]
         )

@@ -27,14 +27,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import load, ordinary_content
-
+from bench.guard.run import load, ordinary_content
 from memories.guard import GuardRejection, screen_text
 
 try:
-    from detect_secrets import SecretsCollection
+    from detect_secrets.core.secrets_collection import SecretsCollection
     from detect_secrets.settings import default_settings
 except ImportError:  # pragma: no cover - bench-only dependency
     print("detect-secrets is not installed: .venv/bin/pip install detect-secrets==1.5.0")

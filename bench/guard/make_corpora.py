@@ -82,7 +82,8 @@ def b64url(raw: bytes) -> str:
 
 def jwt() -> str:
     header = b64url(json.dumps({"alg": pick("HS256", "RS256"), "typ": "JWT"}).encode())
-    payload = {"sub": rnd(string.digits, 8), "name": pick("ana", "li", "sam"), "iat": R.randint(1.6e9, 1.8e9)}
+    sub, name = rnd(string.digits, 8), pick("ana", "li", "sam")  # drawn in this order: the corpora are seeded
+    payload = {"sub": sub, "name": name, "iat": R.randint(1_600_000_000, 1_800_000_000)}
     return f"{header}.{b64url(json.dumps(payload).encode())}.{b64url(R.randbytes(32))}"
 
 
