@@ -2,13 +2,13 @@
 
 from django.urls import path
 
-from billing import api
+from billing import views
 
 app_name = "billing"
 
 urlpatterns = [
-    path("stripe/webhook", api.stripe_webhook, name="stripe-webhook"),
-    path("<str:tenant_id>/", api.billing_page, name="page"),
-    path("<str:tenant_id>/checkout", api.checkout, name="checkout"),
-    path("<str:tenant_id>/portal", api.portal, name="portal"),
+    path("stripe/webhook", views.stripe_webhook, name="stripe-webhook"),
+    path("<str:tenant_id>/", views.billing_page, name="page"),
+    path("<str:tenant_id>/checkout", views.checkout, name="checkout"),
+    path("<str:tenant_id>/portal", views.portal, name="portal"),
 ]

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "memories.api", "memories.mcp", "memories.admin", "memories.management",
             "accounts.admin", "accounts.admin_login", "accounts.management",
-            "orgs.admin", "billing.api", "billing.admin", "billing.urls", "billing.webhooks",
+            "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
             "dashboard",
         ),
     ),
