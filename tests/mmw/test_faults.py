@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ import pytest
 
 from mmw import embedded_pg
 from tests.mmw.test_serve import free_port, kill_group
+from tests.worker import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -153,17 +154,6 @@ class Writer:
         return [a.memory_id for _, a in self.answers if a.memory_id]
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.1)
-
-
 def report(fault: str, acknowledged: int, lost: int, recover: float, extra: str = "") -> None:
     print(f"\nFAULT {fault}: {acknowledged} writes acknowledged, {lost} lost, recovered in {recover:.1f} s {extra}")
 
@@ -205,7 +195,7 @@ def served() -> Iterator[Served]:
                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         served.proc = proc
-        wait_for(lambda: served.healthz() == 200 or proc.poll() is not None, 150, "serve's /healthz")
+        wait_for(lambda: served.healthz() == 200 or proc.poll() is not None, 150, what="serve's /healthz")
         assert proc.poll() is None, log.read_text()[-3000:]
         for name in ("web", "worker", "beat", "broker"):
             assert served.child(name) is not None, f"{name} is not running"
@@ -246,8 +236,8 @@ def test_killed_worker_comes_back_and_does_the_work_queued_meanwhile(served: Ser
             assert answer.memory_id is not None
             ids.append(answer.memory_id)
     assert all(_dead(p) for p in pool), "the pool processes die with the worker's main process"
-    wait_for(lambda: (c := served.child("worker")) is not None and c.pid != worker.pid, 15, "a new worker")
-    wait_for(lambda: served.stored(ids)[1] == len(ids), 90, "the queued writes archived")
+    wait_for(lambda: (c := served.child("worker")) is not None and c.pid != worker.pid, 15, what="a new worker")
+    wait_for(lambda: served.stored(ids)[1] == len(ids), 90, what="the queued writes archived")
     recover = time.monotonic() - killed
     assert served.stored(ids) == (len(ids), len(ids))
     assert served.healthz() == 200
@@ -260,7 +250,7 @@ def test_killed_beat_comes_back(served: Served) -> None:
     killed = time.monotonic()
     beat.kill()
     assert served.healthz() == 200
-    wait_for(lambda: (c := served.child("beat")) is not None and c.pid != beat.pid, 15, "a new beat")
+    wait_for(lambda: (c := served.child("beat")) is not None and c.pid != beat.pid, 15, what="a new beat")
     report("beat SIGKILL", 0, 0, time.monotonic() - killed, "(new beat process)")
     assert "beat (pid" in served.log.read_text()
 
@@ -272,7 +262,7 @@ def test_killed_broker_comes_back_and_writes_never_notice(served: Served) -> Non
         time.sleep(1)
         killed = time.monotonic()
         broker.kill()
-        wait_for(lambda: (c := served.child("broker")) is not None and c.pid != broker.pid, 15, "a new broker")
+        wait_for(lambda: (c := served.child("broker")) is not None and c.pid != broker.pid, 15, what="a new broker")
         recover = time.monotonic() - killed
         time.sleep(3)
     statuses = [a.status for _, a in writer.answers]
@@ -291,8 +281,8 @@ def test_killed_postgres_is_restarted_and_no_acknowledged_write_is_lost(served: 
         time.sleep(1)
         killed = time.monotonic()
         os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: embedded_pg.postmaster_pid(pgdata) not in (None, pid), 30, "a new postmaster")
-        wait_for(lambda: any(t > killed and a.status == 201 for t, a in writer.answers[-4:]), 30, "a write after")
+        wait_for(lambda: embedded_pg.postmaster_pid(pgdata) not in (None, pid), 30, what="a new postmaster")
+        wait_for(lambda: any(t > killed and a.status == 201 for t, a in writer.answers[-4:]), 30, what="a write after")
         recover = time.monotonic() - killed
         time.sleep(1)
     ids = writer.acknowledged()
@@ -332,7 +322,7 @@ def test_postgres_down_for_20s_answers_503_fast_and_loses_nothing(served: Served
         stop.set()
         killer.join()
         back = time.monotonic()
-        wait_for(lambda: any(t > back and a.status == 201 for t, a in writer.answers[-6:]), 60, "a write after")
+        wait_for(lambda: any(t > back and a.status == 201 for t, a in writer.answers[-6:]), 60, what="a write after")
         recover = time.monotonic() - back
         time.sleep(1)
     ids = writer.acknowledged()
@@ -359,7 +349,7 @@ def test_every_acknowledged_write_is_stored_and_archived(served: Served) -> None
     ids = list(served.acknowledged)
     assert ids
     started = time.monotonic()
-    wait_for(lambda: served.stored(ids)[1] == len(ids), 150, "every acknowledged write archived")
+    wait_for(lambda: served.stored(ids)[1] == len(ids), 150, what="every acknowledged write archived")
     assert served.stored(ids) == (len(ids), len(ids))
     report("all of the above", len(ids), 0, time.monotonic() - started, "(until every write was archived)")
 
@@ -369,7 +359,7 @@ def test_sigkill_of_serve_leaves_no_process_behind(served: Served) -> None:
     assert len(tree) >= 6, "web, worker (+ pool), beat, broker"
     os.kill(served.proc.pid, signal.SIGKILL)
     served.proc.wait(timeout=10)
-    wait_for(lambda: all(_dead(p) for p in tree), 10, "serve's children to die with it")
+    wait_for(lambda: all(_dead(p) for p in tree), 10, what="serve's children to die with it")
     marks = (str(served.data_dir), f"--port {served.port}")
     survivors = []
     for proc in psutil.process_iter(["pid", "name", "cmdline"]):
