@@ -114,8 +114,7 @@ class HangingProxy:
     def close(self) -> None:
         self.flowing.set()
         for sock in self.sockets:
-            with contextlib.suppress(OSError):
-                sock.close()
+            _shut(sock)
 
     def _accept(self) -> None:
         with contextlib.suppress(OSError):
@@ -132,6 +131,19 @@ class HangingProxy:
             while data := source.recv(65536):
                 self.flowing.wait()
                 sink.sendall(data)
+        # One side hung up: hang up the other, so PostgreSQL ends the session of a server that
+        # is gone (an open proxied session kept the test database "accessed by other users").
+        _shut(source)
+        _shut(sink)
+
+
+def _shut(sock: socket.socket) -> None:
+    """Close ``sock`` for real: ``close()`` alone does not wake a thread blocked in ``recv`` on
+    it, and the kernel keeps the connection open for as long as that thread waits."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
 
 
 def test_a_hung_database_answers_503_by_the_deadline_and_recovers(
