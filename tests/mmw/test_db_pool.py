@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,6 +24,8 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
     )
 
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter that sets Django up
 
 SETUP = "import django; django.setup(); from django.conf import settings as s; from django.db import connection; "
 

@@ -12,6 +12,7 @@ def test_models_and_migrations_agree() -> None:
     call_command("makemigrations", "--check", "--dry-run", stdout=StringIO())
 
 
+@pytest.mark.slow  # rebuilds the schema: every migration backwards, then forwards
 @pytest.mark.django_db(transaction=True)
 def test_memory_migrations_run_backwards_to_zero_and_forwards_again() -> None:
     call_command("migrate", "memories", "zero", stdout=StringIO())

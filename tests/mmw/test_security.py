@@ -139,6 +139,7 @@ def load_settings(public_url: str) -> dict[str, Any]:
     return loaded
 
 
+@pytest.mark.slow  # a fresh interpreter loads the settings
 def test_https_public_url_turns_on_the_production_transport_settings() -> None:
     loaded = load_settings("https://mmw.example.com")
     assert loaded == {
@@ -153,6 +154,7 @@ def test_https_public_url_turns_on_the_production_transport_settings() -> None:
     }
 
 
+@pytest.mark.slow  # a fresh interpreter loads the settings
 def test_http_public_url_leaves_them_off() -> None:
     loaded = load_settings("http://127.0.0.1:8000")
     assert loaded["SECURE_SSL_REDIRECT"] is False

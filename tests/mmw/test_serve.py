@@ -93,6 +93,7 @@ def test_backoff_doubles_to_a_ceiling_and_resets_after_a_stable_run() -> None:
     assert backoff.next_delay(uptime=61.0) == 0.5
 
 
+@pytest.mark.slow  # runs manage.py in a process of its own
 def test_pg_status_only_reports_and_starts_nothing(tmp_path: Path) -> None:
     env = {
         **os.environ,

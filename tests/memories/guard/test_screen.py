@@ -319,6 +319,7 @@ def test_empty_text_passes_unchanged():
     assert screen_text("") == ScreenResult("", ())
 
 
+@pytest.mark.slow  # a fresh interpreter, to see what importing the guard imports
 def test_guard_does_not_import_django():
     code = "import sys, memories.guard; print(any(m.startswith('django') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=".")
