@@ -1,7 +1,7 @@
 """Shared pieces of the benchmarks: the bench database, a served MMW, REST and MCP clients, metrics.
 
 Everything runs against a private data directory (default ``var/bench``: its own embedded
-PostgreSQL, broker folder and secret), never the development database. The benchmark process
+PostgreSQL, embedded broker and secret), never the development database. The benchmark process
 itself uses Django only to create the bench tenant and, where a benchmark says so, to load
 records in bulk; every measured call goes through a real ``manage.py serve --no-worker``.
 """
@@ -15,6 +15,7 @@ import os
 import platform
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -161,15 +162,40 @@ def vacuum_analyze() -> None:
 
 
 def clear_broker(data_dir: Path) -> None:
-    """Drop the queued archivist messages of earlier runs (no worker consumes them here) and
-    make the broker folders, as ``serve`` does when it starts a worker: ``remember`` then
-    publishes its archivist message as it does under ``make run``."""
-    for sub in ("queue", "processed"):
-        folder = data_dir / "broker" / sub
-        folder.mkdir(parents=True, exist_ok=True)
-        for item in folder.iterdir():
-            with contextlib.suppress(OSError):
-                item.unlink()
+    """Drop the archivist messages queued by earlier runs (no worker consumes them here): the
+    embedded broker's append-only files, so the broker a ``Server`` starts begins empty."""
+    from mmw import embedded_redis
+
+    shutil.rmtree(embedded_redis.redis_dir(data_dir) / "appendonlydir", ignore_errors=True)
+
+
+def start_broker(data_dir: Path, log_path: Path) -> subprocess.Popen[bytes]:
+    """The embedded broker (``mmw.embedded_redis``), which ``serve --no-worker`` does not start:
+    ``remember`` publishes its archivist message as under ``make run``, and ``/healthz`` (which
+    the ``Server`` waits for) checks the broker."""
+    from mmw import embedded_redis
+
+    with log_path.open("wb") as logfile:
+        proc = subprocess.Popen(embedded_redis.command(data_dir), stdout=logfile, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while not embedded_redis.ping(data_dir, timeout=0.5):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop(proc)
+            raise RuntimeError(f"the embedded broker did not start; see {log_path}")
+        time.sleep(0.05)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 30 s."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 # --- a served MMW --------------------------------------------------------------------------
@@ -182,7 +208,8 @@ def free_port() -> int:
 
 
 class Server:
-    """``manage.py serve --no-worker`` on a free 127.0.0.1 port, for the life of a ``with``."""
+    """``manage.py serve --no-worker`` and the embedded broker on a free 127.0.0.1 port, for the
+    life of a ``with``."""
 
     def __init__(self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None) -> None:
         self.port = free_port()
@@ -190,14 +217,18 @@ class Server:
         self.backend = backend
         self.blas_threads = blas_threads
         self._env = bench_environment(data_dir, backend, blas_threads)
+        self._data_dir = data_dir
         self._log_path = OUT_DIR / f"server-{log_name}.log"
+        self._broker_log_path = OUT_DIR / f"broker-{log_name}.log"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._broker: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
-        logfile = self._log_path.open("wb")
+        self._broker = start_broker(self._data_dir, self._broker_log_path)
         cmd = [sys.executable, "manage.py", "serve", "--no-worker", "--host", "127.0.0.1", "--port", str(self.port)]
-        self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
+        with self._log_path.open("wb") as logfile:
+            self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
             if self._proc.poll() is not None:
@@ -214,14 +245,10 @@ class Server:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._proc is None or self._proc.poll() is not None:
-            return
-        self._proc.send_signal(signal.SIGTERM)  # ``serve`` stops its uvicorn child on SIGTERM
-        try:
-            self._proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        if self._proc is not None:
+            stop(self._proc)  # ``serve`` stops its uvicorn child on SIGTERM
+        if self._broker is not None:
+            stop(self._broker)
 
 
 class ServerError(RuntimeError):

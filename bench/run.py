@@ -4,8 +4,8 @@
     .venv/bin/python bench/run.py             # `make bench-full`: up to 100k memories
 
 Everything runs against a private data directory (``var/bench`` unless ``--data-dir``): its own
-embedded PostgreSQL, broker folder and secret key, emptied of memories at the start. Servers are
-started with ``manage.py serve --no-worker`` on free 127.0.0.1 ports. Results go to
+embedded PostgreSQL, broker and secret key, emptied of memories at the start. Servers are
+started with ``manage.py serve --no-worker`` (and the embedded broker beside) on free 127.0.0.1 ports. Results go to
 ``bench/out/`` (``results-<mode>.json``, ``report-<mode>.md``, ``latency-<mode>.png``, server
 logs, EXPLAIN plans); the full run also copies its plot to ``docs/latency.png``.
 
