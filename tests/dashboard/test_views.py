@@ -18,6 +18,7 @@ from memories.services import memory_remember
 from orgs.models import Invitation, Membership
 from tests.conftest import Tenancy
 from tests.dashboard.conftest import client_for
+from tests.factories import on_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -294,7 +295,7 @@ def test_billing_is_for_owners_and_admins_and_shows_the_banner(tenancy: Tenancy)
 def test_invite_accept_and_role_change(tenancy: Tenancy, django_capture_on_commit_callbacks: Any) -> None:
     from accounts import services
 
-    tenant = tenancy.alice.account.tenant_id
+    tenant = on_plan(tenancy.alice.account).tenant_id
     alice = client_for(tenancy.alice.user)
     bad = alice.post(reverse("dashboard:members", args=[tenant]), {"email": "not-an-email", "role": "member"})
     assert bad.status_code == 400
@@ -337,7 +338,7 @@ def test_members_cannot_invite_and_audit_log_is_for_managers(tenancy: Tenancy) -
 
 
 def test_departments_create_and_add_member(tenancy: Tenancy) -> None:
-    tenant = tenancy.alice.account.tenant_id
+    tenant = on_plan(tenancy.alice.account).tenant_id
     alice = client_for(tenancy.alice.user)
     url = reverse("dashboard:departments", args=[tenant])
     assert alice.post(url, {"action": "create", "name": "Platform"}).status_code == 302
