@@ -8,7 +8,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.http import Http404
@@ -20,10 +19,7 @@ from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
 from memories.models import Memory
-from memories.selectors import MemoryFilters, begin_read, memory_queryset, present
 from orgs.models import Membership
-
-PAGE_SIZE = 20
 
 
 def memberships_of(user: User) -> QuerySet[Membership]:
@@ -63,23 +59,6 @@ def projects_of(membership: Membership) -> list[tuple[Project, int]]:
         .values_list("project_id", "n")
     )
     return [(p, counts.get(p.pk, 0)) for p in usable]
-
-
-@dataclass(frozen=True)
-class Browse:
-    page: Page[Memory]
-    results: list[dict[str, Any]]
-
-
-def memory_browse(principal: Principal, *, workspace: str, filters: dict[str, Any], page: int) -> Browse:
-    """The newest live records the person can read (no query: a listing, not a search), paginated,
-    each in the same shape search returns. Drawn from ``memory_queryset``, the listing search,
-    REST and MCP use, so the same filters give the same records."""
-    begin_read(principal)
-    qs = memory_queryset(principal=principal, workspace=workspace, filters=MemoryFilters.of(filters))
-    paginator = Paginator(qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none(), PAGE_SIZE)
-    current = paginator.get_page(page)
-    return Browse(current, present(principal, list(current.object_list)))
 
 
 # --- usage charts --------------------------------------------------------------------------

@@ -21,12 +21,15 @@ from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
-from memories.selectors import memory_get, memory_history, memory_search, workspaces_with_counts
+from memories.presenters import Record
+from memories.selectors import memory_get, memory_history, memory_list, memory_search, workspaces_with_counts
 from memories.services import memory_forget
 from mmw.errors import MMWError
 from orgs.models import Membership, ProjectAccess
 from orgs.selectors import project_members
 from orgs.services import project_access_set
+
+PAGE_SIZE = 20  # records per page of the browser
 
 
 def _ctx(principal: Any) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def _ctx(principal: Any) -> dict[str, Any]:
 def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     _project, principal = selectors.project_for(user_of(request), project_id)
     form = SearchForm(request.GET or None, initial={"workspace": "*"})
-    results: list[dict[str, Any]] = []
+    results: list[Record] = []
     browse = None
     error = ""
     if form.is_bound and not form.is_valid():
@@ -58,8 +61,11 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 )
                 results = answer["results"]
             else:
-                browse = selectors.memory_browse(
-                    principal, workspace=workspace, filters=filters, page=int(request.GET.get("page") or 1)
+                browse = memory_list(
+                    principal=principal,
+                    payload={"workspace": workspace, **filters},
+                    page=int(request.GET.get("page") or 1),
+                    per_page=PAGE_SIZE,
                 )
                 results = browse.results
         except MMWError as exc:
@@ -116,7 +122,7 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     except MMWError as exc:
         flash_error(request, exc)
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
-    if answer["forgotten"]:
+    if answer.get("forgotten"):
         messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
     else:
         messages.info(request, "Nothing to forget: the record was already gone.")
@@ -141,9 +147,12 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             except MMWError as exc:
                 flash_error(request, exc)
             else:
-                messages.success(request, f"Forgot {answer['forgotten_count']} record(s) of {source_id}.")
+                count = answer.get("forgotten_count", 0)
+                messages.success(request, f"Forgot {count} record(s) of {source_id}.")
                 return redirect("dashboard:memories", project_id=project.pk)
-        browse = selectors.memory_browse(principal, workspace=workspace, filters={"source_id": source_id}, page=1)
+        browse = memory_list(
+            principal=principal, payload={"workspace": workspace, "source_id": source_id}, page=1, per_page=PAGE_SIZE
+        )
         count = browse.page.paginator.count
     return page(
         request,

@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
-from memories import inputs, selectors, services
+from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 IDEMPOTENCY_HEADER = "x-idempotency-key"
 
 # (principal, raw arguments, HTTP request headers) -> the answer
-Operation = Callable[[Principal, Any, Mapping[str, str]], dict[str, Any]]
+Operation = Callable[[Principal, Any, Mapping[str, str]], presenters.Answer]
 
 
 @dataclass(frozen=True)
@@ -46,38 +46,38 @@ class ToolSpec:
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
-def _remember(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _remember(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return services.memory_remember(
         principal=principal, payload=arguments, idempotency_key=headers.get(IDEMPOTENCY_HEADER)
     )
 
 
-def _search(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _search(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_search(principal=principal, payload=arguments)
 
 
-def _forget(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _forget(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return services.memory_forget(principal=principal, payload=arguments)
 
 
-def _validate(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _validate(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_validate(principal=principal, payload=arguments)
 
 
-def _history(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _history(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_history(principal=principal, payload=arguments)
 
 
-def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.recall_context(principal=principal, payload=arguments)
 
 
-def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     inputs.parse(inputs.LIST_WORKSPACES, arguments)  # refuses unknown parameters
     return selectors.workspace_list(principal=principal)
 
 
-def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     memory_id = inputs.parse(inputs.GET, arguments)["memory_id"]
     return selectors.memory_get(principal=principal, memory_id=memory_id)
 

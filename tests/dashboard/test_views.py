@@ -189,6 +189,18 @@ def test_browser_lists_searches_and_filters(tenancy: Tenancy) -> None:
     assert bad.status_code == 400
 
 
+def test_browser_filters_pass_the_same_input_table_as_the_api(tenancy: Tenancy) -> None:
+    """The browser's listing parses its filters with ``inputs.LIST`` (search's bounds): 65 short
+    tags fit the form's length but not the 64-tag bound, and are refused with the API's text."""
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    page = alice.get(url, {"tags": ",".join(f"t{i}" for i in range(65)), "workspace": "*"})
+    assert page.status_code == 400
+    assert b"tags accepts at most 64 items" in page.content
+    searched = alice.get(url, {"q": "x", "tags": ",".join(f"t{i}" for i in range(65)), "workspace": "*"})
+    assert b"tags accepts at most 64 items" in searched.content
+
+
 def test_empty_browser_says_what_to_do_next(tenancy: Tenancy) -> None:
     page = client_for(tenancy.alice.user).get(reverse("dashboard:memories", args=[tenancy.alice.project.pk]))
     assert b"No memories in this project yet" in page.content
