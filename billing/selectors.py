@@ -7,13 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
-from memories.models import Memory, live_count
+from memories.models import live_count, project_live_counts
 
 State = Subscription.State
 
@@ -31,10 +30,6 @@ class BillingState:
     state: str
     grace_ends_at: dt.datetime | None
     suspended_by_staff: bool
-
-    @property
-    def may_write(self) -> bool:
-        return self.state == State.ACTIVE
 
 
 def default_plan() -> Plan | None:
@@ -127,12 +122,7 @@ class AccountUsage:
 def usage_for(account: Account) -> AccountUsage:
     plan = billing_state(account).plan
     projects = list(Project.objects.filter(account=account, deleted_at__isnull=True).order_by("name"))
-    counts = dict(
-        Memory.objects.filter(project__in=projects, forgotten_at__isnull=True)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
+    counts = project_live_counts(p.pk for p in projects)
     limit = plan.records_per_project if plan else None
     return AccountUsage(
         plan=plan,

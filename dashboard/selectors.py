@@ -18,7 +18,7 @@ from accounts.models import Account, Project, User
 from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
-from memories.models import Memory
+from memories.models import Memory, project_live_counts
 from orgs.models import Membership
 
 
@@ -52,13 +52,8 @@ def projects_of(membership: Membership) -> list[tuple[Project, int]]:
     """The account's live projects this member may use, with their live record counts."""
     projects = Project.objects.filter(account=membership.account, deleted_at__isnull=True).order_by("name")
     usable = [p for p in projects if principal_for_user(membership.user, p) is not None]
-    counts = dict(
-        Memory.objects.filter(project__in=usable, forgotten_at__isnull=True)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
-    return [(p, counts.get(p.pk, 0)) for p in usable]
+    counts = project_live_counts(p.pk for p in usable)
+    return [(p, counts[p.pk]) for p in usable]
 
 
 # --- usage charts --------------------------------------------------------------------------

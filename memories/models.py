@@ -7,6 +7,7 @@ Records are append-only: a newer ``fact_key`` version is a new row, and ``forget
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -226,6 +227,16 @@ def live_count(
     kind, value = given[0]
     row = LiveCount.objects.filter(scope=f"{kind}:{value}").values_list("records", flat=True).first()
     return int(row or 0)
+
+
+def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """Live records of each project, in one query over ``LiveCount`` (0 for one with none). THE
+    record count of a project wherever one is shown or compared with a plan (usage, quota e-mails,
+    the dashboard's project list): all records not forgotten, whoever may read them."""
+    wanted = {f"p:{pid}": pid for pid in project_ids}
+    rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
+    found = {wanted[scope]: int(records) for scope, records in rows}
+    return {pid: found.get(pid, 0) for pid in wanted.values()}
 
 
 class TermStat(models.Model):
