@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
-from accounts.models import ApiKey, Workspace
+from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
 from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
@@ -25,8 +25,8 @@ from memories.presenters import Record
 from memories.selectors import memory_get, memory_history, memory_list, memory_search, workspaces_with_counts
 from memories.services import memory_forget
 from mmw.errors import MMWError
-from orgs.models import Membership, ProjectAccess
-from orgs.selectors import project_members
+from orgs.models import Membership
+from orgs.selectors import active_members, memberships_among, project_access_of, project_members
 from orgs.services import project_access_set
 
 PAGE_SIZE = 20  # records per page of the browser
@@ -178,7 +178,7 @@ def workspaces(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: uuid.UUID) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    workspace = Workspace.objects.filter(project=project, public_id=workspace_id, deleted_at__isnull=True).first()
+    workspace = live_workspace(project=project, public_id=workspace_id)
     if workspace is None:
         raise Http404("workspace not found")
     if request.POST.get("confirm") != workspace.name:
@@ -196,13 +196,6 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
 
 
 # --- API keys ------------------------------------------------------------------------------
-
-
-def _keys_of(principal: Any) -> Any:
-    keys = ApiKey.objects.filter(project=principal.project).select_related("user").order_by("-created_at")
-    if not principal.membership.manages:
-        keys = keys.filter(user=principal.user)
-    return keys
 
 
 @login_required
@@ -239,7 +232,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         "dashboard/keys.html",
         **_ctx(principal),
         form=form,
-        keys=_keys_of(principal),
+        keys=api_keys_for(principal=principal),
         status=400 if form.errors else 200,
     )
 
@@ -248,7 +241,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    api_key = _keys_of(principal).filter(pk=key_id).first()
+    api_key = api_keys_for(principal=principal).filter(pk=key_id).first()
     if api_key is None:
         raise Http404("key not found")
     api_key_revoke(api_key=api_key, actor=principal.user)
@@ -286,8 +279,7 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             if action == "access":
                 wanted = None
                 if request.POST.get("restricted") == "on":
-                    ids = [int(i) for i in request.POST.getlist("members") if i.isdigit()]
-                    wanted = list(Membership.objects.filter(account=project.account, pk__in=ids))
+                    wanted = memberships_among(account=project.account, ids=request.POST.getlist("members"))
                 project_access_set(project=project, actor=principal.user, members=wanted)
                 messages.success(request, "Project access saved.")
                 return redirect("dashboard:settings", project_id=project.pk)
@@ -295,8 +287,8 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             flash_error(request, exc)
             if action == "rename":
                 form.add_error("name", exc.message)
-    access = ProjectAccess.objects.filter(project=project).first()
-    org_members = Membership.objects.filter(account=project.account, is_active=True).select_related("user")
+    access = project_access_of(project)
+    org_members = active_members(account=project.account)
     return page(
         request,
         "dashboard/settings.html",

@@ -20,7 +20,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # servers) except those listed as the composition root at the top.
     ("ground", ("mmw",)),
     ("tenancy models", ("accounts", "orgs")),
-    ("tenancy rules", ("orgs.selectors", "accounts.keys", "accounts.services", "orgs.services", "accounts.authentication")),
+    (
+        "tenancy rules",
+        (
+            "orgs.selectors",
+            "accounts.keys",
+            "accounts.selectors",
+            "accounts.services",
+            "orgs.services",
+            "accounts.authentication",
+        ),
+    ),
     ("memory core", ("memories",)),
     ("billing", ("billing",)),
     (
