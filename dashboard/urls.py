@@ -25,6 +25,7 @@ urlpatterns = [
     path("p/<uuid:project_id>/", project.memories, name="memories"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/", project.memory_detail, name="memory"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/forget", project.memory_forget_view, name="memory-forget"),
+    path("p/<uuid:project_id>/memories/<uuid:memory_id>/keep", project.memory_keep_view, name="memory-keep"),
     path("p/<uuid:project_id>/forget-source/", project.forget_source, name="forget-source"),
     path("p/<uuid:project_id>/workspaces/", project.workspaces, name="workspaces"),
     path(

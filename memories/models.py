@@ -83,6 +83,10 @@ class Memory(models.Model):
     source_revision = models.CharField(max_length=1000, null=True, blank=True)
     fact_key = models.CharField(max_length=1000, null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
+    # The ``expected_version`` the writer named (they read that version and replace it): a
+    # deliberate update that supersedes every version up to it, so none of them conflicts with
+    # it (``memories.statuses``). None: a blind write.
+    expected_version = models.PositiveIntegerField(null=True, blank=True)
     superseded_at = models.DateTimeField(null=True, blank=True)
     confidence = models.FloatField(default=0.5)
     importance = models.FloatField(default=0.5)

@@ -48,6 +48,7 @@ class Record(TypedDict):
     content: str
     score: float | None
     status: str
+    status_reason: str | None
     workspace: str
     scope: str
     source: str
@@ -207,6 +208,7 @@ def record(
         "content": r.content,
         "score": None if score is None else round(score, 6),
         "status": info.status,
+        "status_reason": info.reason,
         "workspace": workspace,
         "scope": r.scope,
         "source": r.source,

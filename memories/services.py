@@ -25,7 +25,7 @@ from memories import admission, embedding, guard, inputs, presenters, record_rul
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.presenters import API_VERSION
 from memories.workspaces import ALL, WorkspaceState, workspace_state
-from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
+from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
 from mmw.locks import advisory_xact_lock
 from orgs.selectors import acting_membership
 
@@ -161,6 +161,7 @@ def _remember(
         source_revision=clean["source_revision"],
         fact_key=clean["fact_key"],
         version=version,
+        expected_version=data.expected_version,
         confidence=data.confidence,
         importance=record_rules.importance_from_tags(clean["tags"] or []),
         derived_from=derived,
@@ -234,6 +235,54 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
 
 
 # --- forget -----------------------------------------------------------------------------
+
+
+def memory_keep_version(*, principal: Principal, memory_id: str) -> presenters.Remembered:
+    """Resolve a conflict by keeping one version: a new version of its fact_key with the same
+    content and provenance, written as a deliberate update of the newest version the caller can
+    read (``expected_version``), so every earlier version is superseded (SPEC §1). Audited.
+    Goes through ``memory_remember``: the same checks, Guard, limits and billing as any write."""
+    wanted = _parse_uuid(memory_id)
+    record = None
+    if wanted is not None:
+        record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related("workspace").first()
+    if record is None:
+        raise NotFound("memory not found")
+    if record.fact_key is None:
+        raise InvalidInput("only a record with a fact_key has versions to choose between")
+    latest = (
+        Memory.objects.visible_to(principal)
+        .live()
+        .filter(workspace_id=record.workspace_id, fact_key=record.fact_key)
+        .aggregate(m=Max("version"))["m"]
+    )
+    payload = {
+        "content": record.content,
+        "workspace": record.workspace.name,
+        "scope": record.scope,
+        "source": record.source,
+        "source_id": record.source_id,
+        "source_hash": record.source_hash,
+        "source_revision": record.source_revision,
+        "fact_key": record.fact_key,
+        "confidence": record.confidence,
+        "tags": list(record.tags) or None,
+        "visibility": record.visibility,
+        "expected_version": latest,
+        "reason": f"kept version {record.version} to resolve a conflict",
+    }
+    with transaction.atomic():
+        answer = memory_remember(principal=principal, payload=payload)
+        audit_record(
+            action="memory.version_kept",
+            account=principal.account,
+            actor_user=principal.user,
+            actor_key=principal.api_key,
+            target_type="memory",
+            target_id=answer["id"],
+            data={"kept": str(record.id), "version": answer["version"], "project": str(principal.project.pk)},
+        )
+    return answer
 
 
 def memory_forget(

@@ -133,6 +133,20 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
 
 
 @login_required
+@require_POST
+def memory_keep_view(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.UUID) -> HttpResponse:
+    """ "Keep this version": resolve a conflict with a deliberate new version of this content."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        kept = memory_services.memory_keep_version(principal=principal, memory_id=str(memory_id))
+    except MMWError as exc:
+        flash_error(request, exc)
+        return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
+    messages.success(request, f"Kept as version {kept['version']}: the earlier versions are superseded.")
+    return redirect("dashboard:memory", project_id=project.pk, memory_id=kept["id"])
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     """Forget every record of one source in one workspace, after an explicit confirmation."""

@@ -72,6 +72,10 @@ MEMORY: Schema = {
         "content": {"type": "string"},
         "score": {**_nullable("number"), "description": "Relevance (search, recall_context); null elsewhere."},
         "status": {"type": "string", "enum": ["unverified", "stale", "conflict"]},
+        "status_reason": {
+            **_nullable("string"),
+            "description": "Why the record is stale or in conflict; null when unverified.",
+        },
         "workspace": {"type": "string"},
         "scope": {"type": "string"},
         "source": {"type": "string"},
@@ -109,6 +113,7 @@ MEMORY: Schema = {
         "content",
         "score",
         "status",
+        "status_reason",
         "workspace",
         "scope",
         "source",

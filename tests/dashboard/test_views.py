@@ -224,6 +224,34 @@ def test_conflict_is_shown_side_by_side_and_one_click_forgets(tenancy: Tenancy) 
     assert "forgotten" in page
 
 
+def test_keep_this_version_resolves_a_conflict_with_an_audited_deliberate_version(tenancy: Tenancy) -> None:
+    first = remember(tenancy.alice, "deploys go out on Tuesdays", fact_key="deploy-day")
+    second = remember(tenancy.bob, "deploys go out on Fridays", fact_key="deploy-day")
+    alice = client_for(tenancy.alice.user)
+    page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, first])).content.decode()
+    assert "Keep this version" in page
+    assert "another current version of deploy-day says something else" in page
+    kept = alice.post(reverse("dashboard:memory-keep", args=[tenancy.alice.project.pk, first]))
+    assert kept.status_code == 302
+    newest = Memory.objects.get(fact_key="deploy-day", version=3)
+    assert kept["Location"].endswith(f"/memories/{newest.pk}/")
+    assert (newest.content, newest.expected_version) == ("deploys go out on Tuesdays", 2)
+    assert AuditEvent.objects.filter(action="memory.version_kept", target_id=str(newest.pk)).exists()
+    for shown in (first, second, str(newest.pk)):
+        page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, shown])).content.decode()
+        assert "Conflict" not in page
+
+
+def test_a_stale_record_shows_why(tenancy: Tenancy) -> None:
+    old = remember(tenancy.alice, "deploys need two approvals", source_id="docs/deploy.md", source_hash="h1")
+    remember(tenancy.alice, "deploys need one approval", source_id="docs/deploy.md", source_hash="h2")
+    page = client_for(tenancy.alice.user).get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, old]))
+    text = page.content.decode()
+    assert 'data-testid="status-reason"' in text
+    assert "stale: a newer record of this source" in text
+    assert "re-read the source" in text
+
+
 def test_other_tenants_memory_is_404(tenancy: Tenancy) -> None:
     theirs = remember(tenancy.charlie, "charlie's secret plan")
     alice = client_for(tenancy.alice.user)
