@@ -453,7 +453,9 @@ def add_components_and_healthz(result: JSON, generator: Any, request: Any, publi
     """drf-spectacular post-processing hook: the shared schemas, the paths as SPEC writes them
     (the routes take an optional trailing slash; drf-spectacular renders it as required), and
     ``/healthz`` (not a DRF view)."""
-    result.setdefault("components", {}).setdefault("schemas", {}).update(COMPONENT_SCHEMAS)
+    from memories.api.sessions import SESSION_SCHEMAS  # it imports this module
+
+    result.setdefault("components", {}).setdefault("schemas", {}).update({**COMPONENT_SCHEMAS, **SESSION_SCHEMAS})
     paths = {path.rstrip("/") if path != "/" else path: item for path, item in result.get("paths", {}).items()}
     result["paths"] = {**paths, "/healthz": HEALTHZ}
     return result

@@ -1,4 +1,4 @@
-"""The eight MCP tools: each passes its raw arguments to the service or selector REST also calls.
+"""The MCP tools (eight on memories, two on sessions): each passes its raw arguments to the service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
@@ -24,6 +24,9 @@ from memories import inputs, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
+from transcripts import inputs as session_inputs
+from transcripts import selectors as session_selectors
+from transcripts import services as session_services
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
 
@@ -82,6 +85,14 @@ def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> di
     return selectors.memory_get(principal=principal, memory_id=memory_id)
 
 
+def _search_sessions(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return session_selectors.session_search(principal=principal, payload=arguments)
+
+
+def _forget_session(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return session_services.session_forget(principal=principal, payload=arguments)
+
+
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 SPECS: tuple[ToolSpec, ...] = (
@@ -114,6 +125,22 @@ SPECS: tuple[ToolSpec, ...] = (
         _READ,
     ),
     ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ),
+    ToolSpec(
+        "search_sessions",
+        "Search past sessions",
+        session_inputs.SEARCH_SESSIONS,
+        descriptions.SEARCH_SESSIONS,
+        _search_sessions,
+        _READ,
+    ),
+    ToolSpec(
+        "forget_session",
+        "Forget a session",
+        session_inputs.FORGET_SESSION,
+        descriptions.FORGET_SESSION,
+        _forget_session,
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
 )
 
 
