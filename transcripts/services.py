@@ -119,7 +119,7 @@ def session_add_turns(
         parsed: list[tuple[int, dict[str, Any] | MMWError]] = []
         for index, item in enumerate(raw):
             try:
-                values = inputs.turn_item(index, item)
+                values: dict[str, Any] = inputs.turn_item(index, item)
                 values["occurred_at"] = inputs.parse_time("occurred_at", values["occurred_at"], now=now) or now
                 parsed.append((index, values))
             except MMWError as exc:
@@ -130,11 +130,11 @@ def session_add_turns(
         new = [v for _, v in parsed if isinstance(v, dict) and v["position"] not in stored]
         room = admitted.turn_room(len({v["position"] for v in new}))
         rows: list[Turn] = []
-        for index, values in parsed:
-            if isinstance(values, MMWError):
-                results.append(_item_error(index, None, values))
+        for index, outcome in parsed:
+            if isinstance(outcome, MMWError):
+                results.append(_item_error(index, None, outcome))
                 continue
-            results.append(_one_turn(principal, target, index, values, stored, rows, room))
+            results.append(_one_turn(principal, target, index, outcome, stored, rows, room))
         if rows:
             Turn.objects.bulk_create(rows)
             Session.objects.filter(pk=target.pk).update(turn_count=F("turn_count") + len(rows), updated_at=now)

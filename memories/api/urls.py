@@ -21,5 +21,7 @@ urlpatterns = [
         sessions.SessionTurnsView.as_view(),
         name="session-turns",
     ),
-    re_path(r"^sessions/(?P<client>[^/]+)/(?P<session_id>[^/]+)/?$", sessions.SessionDetailView.as_view(), name="session"),
+    re_path(
+        r"^sessions/(?P<client>[^/]+)/(?P<session_id>[^/]+)/?$", sessions.SessionDetailView.as_view(), name="session"
+    ),
 ]

@@ -1,4 +1,5 @@
-"""The MCP tools (eight on memories, two on sessions): each passes its raw arguments to the service or selector REST also calls.
+"""The MCP tools (eight on memories, two on sessions): each passes its raw arguments to the
+service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
@@ -24,11 +25,11 @@ from memories import inputs, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
+from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
+from mmw.errors import MMWError
 from transcripts import inputs as session_inputs
 from transcripts import selectors as session_selectors
 from transcripts import services as session_services
-from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
-from mmw.errors import MMWError
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,9 @@ def upload(api: Api, client: str = "claude-code", sid: str = "s-1", turns: list[
 
 def test_put_creates_then_updates_the_session(tenancy: Tenancy) -> None:
     api = Api(tenancy.alice.key)
-    status, created = api.call("PUT", "/sessions/claude-code/s-1", {"title": "First", "started_at": "2026-01-02T10:00:00Z"})
+    status, created = api.call(
+        "PUT", "/sessions/claude-code/s-1", {"title": "First", "started_at": "2026-01-02T10:00:00Z"}
+    )
     assert status == 201
     assert created["session"]["title"] == "First"
     assert created["session"]["device"] == "alice-laptop"  # the key's label by default
@@ -153,10 +155,11 @@ def test_guard_redacts_secrets_and_keeps_refused_turns_as_stubs(tenancy: Tenancy
     assert answer["results"][0]["redactions"]
     assert answer["results"][1]["withheld"]
     stored = {t.position: t for t in Turn.objects.all()}
-    assert "ghp_abcdef" not in stored[0].content and "[REDACTED:" in stored[0].content
+    assert "ghp_abcdef" not in stored[0].content
+    assert "[REDACTED:" in stored[0].content
     assert stored[1].is_stub
     assert stored[1].content == f"[withheld by Memory Guard: {stored[1].stub_reason}]"
-    status, read = api.call("GET", "/sessions/claude-code/s-1")
+    _status, read = api.call("GET", "/sessions/claude-code/s-1")
     assert [t["position"] for t in read["turns"]] == [0, 1, 2]  # positions stay whole
     assert read["turns"][1]["withheld"] == stored[1].stub_reason
 
@@ -182,12 +185,14 @@ def test_list_filters_by_client_and_pages(tenancy: Tenancy) -> None:
     upload(api, "claude-code", "a")
     upload(api, "codex", "b")
     status, listing = api.call("GET", "/sessions")
-    assert status == 200 and listing["total"] == 2
+    assert status == 200
+    assert listing["total"] == 2
     status, listing = api.call("GET", "/sessions?client=codex")
     assert [s["session_id"] for s in listing["sessions"]] == ["b"]
     assert listing["sessions"][0]["turn_count"] == 6
     status, listing = api.call("GET", "/sessions?limit=1&offset=1")
-    assert listing["total"] == 2 and len(listing["sessions"]) == 1
+    assert listing["total"] == 2
+    assert len(listing["sessions"]) == 1
 
 
 def test_visibility_is_the_uploaders_unless_shared(tenancy: Tenancy) -> None:
@@ -229,7 +234,8 @@ def test_forget_session_is_soft_audited_and_final(tenancy: Tenancy) -> None:
     api = Api(tenancy.alice.key)
     upload(api)
     status, answer = api.call("DELETE", "/sessions/claude-code/s-1")
-    assert status == 200 and answer["forgotten"] is True
+    assert status == 200
+    assert answer["forgotten"] is True
     assert Turn.objects.count() == 6  # soft: the rows stay
     assert api.call("GET", "/sessions/claude-code/s-1")[0] == 404
     assert api.call("GET", "/sessions")[1]["total"] == 0
