@@ -91,26 +91,31 @@ def session_read(
     found = resolve(principal, key)
     if found is None:
         raise NotFound("session not found")
+    return _read(principal, found, v["after"], v["limit"], admitted.notice())
+
+
+def session_read_by_id(*, principal: Principal, session_pk: uuid.UUID, after: int | None, limit: int) -> dict[str, Any]:
+    """``session_read`` by the session's own id (the dashboard's links)."""
+    admitted = begin_read(principal)
+    found = sessions_queryset(principal).filter(pk=session_pk).first()
+    if found is None:
+        raise NotFound("session not found")
+    return _read(principal, found, after, limit, admitted.notice())
+
+
+def _read(principal: Principal, found: Session, after: int | None, limit: int, notice: str | None) -> dict[str, Any]:
     turns = found.turns.order_by("position")
-    if v["after"] is not None:
-        turns = turns.filter(position__gt=v["after"])
-    page = list(turns.defer("embedding")[: v["limit"] + 1])
-    more = len(page) > v["limit"]
-    page = page[: v["limit"]]
+    if after is not None:
+        turns = turns.filter(position__gt=after)
+    page = list(turns.defer("embedding")[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **presenters.envelope(principal, notice),
         "session": presenters.session(found),
         "turns": [presenters.turn(t) for t in page],
         "next_after": page[-1].position if more and page else None,
     }
-
-
-def session_by_id(principal: Principal, session_pk: uuid.UUID) -> Session:
-    """A session the caller can read, by its own id (the dashboard's links)."""
-    found = sessions_queryset(principal).filter(pk=session_pk).first()
-    if found is None:
-        raise NotFound("session not found")
-    return found
 
 
 # --- search -----------------------------------------------------------------------------------
