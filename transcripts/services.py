@@ -87,7 +87,7 @@ def session_upsert(
 
 def _screen_labels(principal: Principal, labels: dict[str, str | None]) -> dict[str, str | None]:
     try:
-        clean, _ = guard.screen_fields(labels, secrets_mode="redact")
+        clean, _ = guard.screen_fields(labels, secrets_mode=principal.project.guard_secrets_mode)
     except guard.GuardRejection as exc:
         raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
     return {k: v if isinstance(v, str) else None for k, v in clean.items()}

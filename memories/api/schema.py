@@ -373,10 +373,13 @@ def operation(
     parameters: list[Any] | None = None,
     by_id: OpenApiParameter | None = None,
     description: str | None = None,
+    also: Iterable[tuple[int, str]] = (),
 ) -> Callable[[Any], Any]:
-    """``extend_schema`` for one REST operation: its answer, every error it can give, its body."""
+    """``extend_schema`` for one REST operation: its answer, every error it can give, its body.
+    ``also`` lists other success statuses with the same answer (an upsert's 200 beside its 201)."""
     codes = sorted({*ALWAYS, *errors, *(BODY if body is not None else ())})
     responses: dict[int, Any] = {status: OpenApiResponse(response=ref(answer), description="Success.")}
+    responses.update({code: OpenApiResponse(response=ref(answer), description=text) for code, text in also})
     responses.update({code: _error_response(code) for code in codes})
     return extend_schema(
         operation_id=operation_id,

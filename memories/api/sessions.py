@@ -193,6 +193,8 @@ class SessionDetailView(ApiView):
         "upsert_session",
         "create or update a session's metadata (201 when created)",
         answer="SessionAnswer",
+        status=201,
+        also=[(200, "Updated: the session existed.")],
         errors=(409,),
         body=json_schema(inputs.UPSERT),
         parameters=[CLIENT_PATH, SESSION_ID_PATH],
