@@ -13,6 +13,7 @@ from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
 from memories.models import live_count, project_live_counts
+from transcripts.selectors import live_turns as _live_turns
 
 State = Subscription.State
 
@@ -92,6 +93,11 @@ def live_records(project: Project) -> int:
     """The records that count against the plan: every record not forgotten (a trigger-kept
     counter, memories.models.LiveCount: current as of the last committed write)."""
     return live_count(project_id=project.pk)
+
+
+def live_turns(project: Project) -> int:
+    """The session turns that count against the plan: those of the project's sessions not forgotten."""
+    return _live_turns(project_id=project.pk)
 
 
 # --- usage -------------------------------------------------------------------------------

@@ -378,10 +378,13 @@ def operation(
     parameters: list[Any] | None = None,
     by_id: OpenApiParameter | None = None,
     description: str | None = None,
+    also: Iterable[tuple[int, str]] = (),
 ) -> Callable[[Any], Any]:
-    """``extend_schema`` for one REST operation: its answer, every error it can give, its body."""
+    """``extend_schema`` for one REST operation: its answer, every error it can give, its body.
+    ``also`` lists other success statuses with the same answer (an upsert's 200 beside its 201)."""
     codes = sorted({*ALWAYS, *errors, *(BODY if body is not None else ())})
     responses: dict[int, Any] = {status: OpenApiResponse(response=ref(answer), description="Success.")}
+    responses.update({code: OpenApiResponse(response=ref(answer), description=text) for code, text in also})
     responses.update({code: _error_response(code) for code in codes})
     return extend_schema(
         operation_id=operation_id,
@@ -458,7 +461,9 @@ def add_components_and_healthz(result: JSON, generator: Any, request: Any, publi
     """drf-spectacular post-processing hook: the shared schemas, the paths as SPEC writes them
     (the routes take an optional trailing slash; drf-spectacular renders it as required), and
     ``/healthz`` (not a DRF view)."""
-    result.setdefault("components", {}).setdefault("schemas", {}).update(COMPONENT_SCHEMAS)
+    from memories.api.sessions import SESSION_SCHEMAS  # it imports this module
+
+    result.setdefault("components", {}).setdefault("schemas", {}).update({**COMPONENT_SCHEMAS, **SESSION_SCHEMAS})
     paths = {path.rstrip("/") if path != "/" else path: item for path, item in result.get("paths", {}).items()}
     result["paths"] = {**paths, "/healthz": HEALTHZ}
     return result
