@@ -14,4 +14,5 @@ urlpatterns = [
     re_path(r"^memories/(?P<memory_id>[^/]+)/?$", views.MemoryDetailView.as_view(), name="memory"),
     re_path(r"^recall-context/?$", views.RecallContextView.as_view(), name="recall-context"),
     re_path(r"^workspaces/?$", views.WorkspaceListView.as_view(), name="workspaces"),
+    re_path(r"^agent/consent/?$", views.AgentConsentView.as_view(), name="agent-consent"),
 ]
