@@ -113,6 +113,8 @@ def run(cfg: Config, remote: Remote, progress: Progress | None = None) -> Report
         raise NoConsent("uploads are off: run `mmw-agent consent` in a terminal first")
     report = Report()
     for f in sources.all_files():
+        if not consent_mod.uploads_allowed():
+            raise NoConsent("uploads stopped: consent was revoked")
         if f.client not in consent_mod.allowed_sources():
             continue
         _sync_file(cfg, remote, f, report, progress)
