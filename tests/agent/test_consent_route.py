@@ -3,6 +3,8 @@ nothing about anyone else (Alice / Bob / Charlie)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -10,7 +12,7 @@ from accounts.models import AuditEvent
 from tests.conftest import Tenancy
 
 
-def post(key: str | None, body: object) -> tuple[int, dict]:
+def post(key: str | None, body: object) -> tuple[int, Any]:
     client = APIClient()
     if key is not None:
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")

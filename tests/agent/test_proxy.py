@@ -155,7 +155,7 @@ def test_server_down_reads_fail_naming_it_writes_queue_and_replay_once(
             result = await client.call_tool("mmw_sync_status", {})
             assert result.structured_content is not None
             if result.structured_content["queued_writes"]["pending"] == 0 or time.monotonic() > deadline:
-                return result.structured_content
+                return dict(result.structured_content)
             await anyio.sleep(0.2)
 
     after = run_agent(agent_env, log, online)
