@@ -275,6 +275,35 @@ ANSWERS: dict[str, Schema] = {
     ),
 }
 
+AGENT_CONSENT_BODY: Schema = {
+    "type": "object",
+    "properties": {
+        "given": {"type": "boolean", "description": "true: consent given; false: revoked."},
+        "sources": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "description": "The session sources consented to (claude-code, codex).",
+        },
+    },
+    "required": ["given"],
+    "additionalProperties": False,
+}
+
+ANSWERS["AgentConsentAnswer"] = {
+    "type": "object",
+    "description": "The consent decision as recorded in the account's audit log.",
+    "properties": {
+        "api_version": {"type": "string"},
+        "tenant_id": {"type": "string"},
+        "project_id": {"type": "string", "format": "uuid"},
+        "given": {"type": "boolean"},
+        "sources": _STRING_LIST,
+        "recorded_at": {"type": "string", "format": "date-time"},
+    },
+    "required": ["api_version", "tenant_id", "project_id", "given", "sources", "recorded_at"],
+}
+
 COMPONENT_SCHEMAS: dict[str, Schema] = {
     "Error": ERROR,
     "Author": AUTHOR,

@@ -24,4 +24,5 @@ urlpatterns = [
     re_path(
         r"^sessions/(?P<client>[^/]+)/(?P<session_id>[^/]+)/?$", sessions.SessionDetailView.as_view(), name="session"
     ),
+    re_path(r"^agent/consent/?$", views.AgentConsentView.as_view(), name="agent-consent"),
 ]
