@@ -9,10 +9,11 @@ export MMW_PORT ?= 8000
 
 .PHONY: run test test-fast screenshots setup venv lint typecheck pytest fuzz bench bench-full stop clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt agent/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e ./agent  # the local agent (its deps are pinned above)
 	touch $@
 
 venv: $(VENV)/.installed

@@ -221,3 +221,51 @@ def project_delete(*, project: Project, actor: User) -> Project:
             data={"name": project.name},
         )
     return project
+
+
+AGENT_CONSENT_SOURCES_MAX = 10
+AGENT_CONSENT_SOURCE_LENGTH = 100
+
+
+@dataclass(frozen=True)
+class AgentConsent:
+    given: bool
+    sources: list[str]
+    recorded_at: str
+
+
+@transaction.atomic
+def agent_consent_record(*, principal: keys.Principal, payload: object) -> AgentConsent:
+    """Record in the account's audit log that the caller gave (or revoked) consent for their local
+    ``mmw-agent`` to upload session history from ``sources`` (``claude-code``, ``codex``, …).
+
+    The agent asks the person in a terminal; this is the server-side trace of that answer. It
+    changes no permission: uploads are the agent's to stop, and it stops them before telling us.
+    """
+    if not isinstance(payload, dict):
+        raise InvalidInput("the request body must be a JSON object")
+    unknown = sorted(str(k) for k in payload if k not in {"given", "sources"})
+    if unknown:
+        raise InvalidInput(f"unknown parameter(s): {', '.join(unknown)}")
+    given = payload.get("given")
+    if not isinstance(given, bool):
+        raise InvalidInput("given must be true or false")
+    sources = payload.get("sources", [])
+    if (
+        not isinstance(sources, list)
+        or len(sources) > AGENT_CONSENT_SOURCES_MAX
+        or not all(
+            isinstance(s, str) and 0 < len(s) <= AGENT_CONSENT_SOURCE_LENGTH and s.isprintable() for s in sources
+        )
+    ):
+        raise InvalidInput("sources must be a list of at most 10 names of 1-100 printable characters")
+    event = audit_record(
+        action="agent.consent_given" if given else "agent.consent_revoked",
+        account=principal.account,
+        actor_user=principal.user,
+        actor_key=principal.api_key,
+        target_type="project",
+        target_id=str(principal.project.pk),
+        data={"sources": sources, "device": principal.device_label},
+    )
+    return AgentConsent(given=given, sources=list(sources), recorded_at=event.created_at.isoformat())

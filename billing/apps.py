@@ -10,12 +10,14 @@ class BillingConfig(AppConfig):
         from accounts import limits
         from accounts.models import Account
         from billing import signals
-        from billing.gate import BillingGatekeeper, check_project_limit
+        from billing.gate import BillingGatekeeper, check_project_limit, ensure_organization_features
         from memories import admission
 
         # The core asks its seams; billing answers them (memories and accounts never import billing).
         admission.install(BillingGatekeeper())
-        limits.install(check_project_limit=check_project_limit)
+        limits.install(
+            check_project_limit=check_project_limit, ensure_organization_features=ensure_organization_features
+        )
 
         post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
         post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

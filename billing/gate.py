@@ -4,6 +4,7 @@
 - ``check_quota``: the plan's records-per-project limit, counted under a transaction-scoped
   advisory lock on the project, so two racing writes cannot both take the last slot (called
   inside the write's transaction, as ``memory_remember`` does).
+- ``turn_room``: the plan's session-turns-per-project limit, under a lock like ``check_quota``.
 - ``check_rate``: one call counted per key and per project in fixed one-minute windows
   (``billing.counters``: Redis ``INCR`` or a PostgreSQL upsert), refused past the plan's limits
   with ``Retry-After`` = the seconds left in the window; allowed calls also feed monthly usage.
@@ -28,6 +29,7 @@ from mmw.locks import advisory_xact_lock
 WINDOW_SECONDS = 60
 MONTHLY_TTL_SECONDS = 40 * 24 * 3600  # a month's call count outlives the month for the snapshot job
 _QUOTA_LOCK_NAMESPACE = "billing-project-quota"
+_TURN_QUOTA_LOCK_NAMESPACE = "billing-project-turn-quota"
 
 
 class CallAdmission:
@@ -54,6 +56,16 @@ class CallAdmission:
         advisory_xact_lock(_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
         if selectors.live_records(self.principal.project) >= limit:
             raise Forbidden("project memory limit exceeded", code="limit_exceeded")
+
+    def turn_room(self, wanted: int) -> int:
+        """How many of ``wanted`` new session turns fit under the plan's turns-per-project limit,
+        counted under the same kind of project lock as ``check_quota`` (docs/sessions.md)."""
+        plan = self.state.plan
+        limit = plan.turns_per_project if plan else None
+        if limit is None:
+            return wanted
+        advisory_xact_lock(_TURN_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
+        return max(0, min(wanted, limit - selectors.live_turns(self.principal.project)))
 
     def check_rate(self) -> None:
         """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""

@@ -21,6 +21,9 @@ class Plan(models.Model):
     monthly_price_cents = models.PositiveIntegerField(default=0, help_text="Shown to people; Stripe bills the price.")
     currency = models.CharField(max_length=3, default="usd")
     records_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
+    turns_per_project = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Uploaded session turns per project (docs/sessions.md). Empty: unlimited."
+    )
     projects_per_account = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_key = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
-from memories.models import Memory, live_count
+from memories.models import live_count, project_live_counts
+from transcripts.selectors import live_turns as _live_turns
 
 State = Subscription.State
 
@@ -31,10 +31,6 @@ class BillingState:
     state: str
     grace_ends_at: dt.datetime | None
     suspended_by_staff: bool
-
-    @property
-    def may_write(self) -> bool:
-        return self.state == State.ACTIVE
 
 
 def default_plan() -> Plan | None:
@@ -96,6 +92,11 @@ def live_records(project: Project) -> int:
     return live_count(project_id=project.pk)
 
 
+def live_turns(project: Project) -> int:
+    """The session turns that count against the plan: those of the project's sessions not forgotten."""
+    return _live_turns(project_id=project.pk)
+
+
 # --- usage -------------------------------------------------------------------------------
 
 
@@ -124,12 +125,7 @@ class AccountUsage:
 def usage_for(account: Account) -> AccountUsage:
     plan = billing_state(account).plan
     projects = list(Project.objects.filter(account=account, deleted_at__isnull=True).order_by("name"))
-    counts = dict(
-        Memory.objects.filter(project__in=projects, forgotten_at__isnull=True)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
+    counts = project_live_counts(p.pk for p in projects)
     limit = plan.records_per_project if plan else None
     return AccountUsage(
         plan=plan,

@@ -3,30 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 
 from django.db import transaction
-from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import Account, Project
 from billing import counters, emails, gate, selectors
 from billing.models import Plan, QuotaAlert, Subscription, UsageSnapshot
-from memories.models import Memory
+from memories.models import project_live_counts
 
 THRESHOLDS = (80, 100)
 Metric = QuotaAlert.Metric
 
 
-def _records_per_project() -> dict[object, int]:
-    rows = (
-        Memory.objects.filter(forgotten_at__isnull=True, project__deleted_at__isnull=True)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
-    return dict(rows)
+def _records_per_project() -> dict[uuid.UUID, int]:
+    return project_live_counts(Project.objects.filter(deleted_at__isnull=True).values_list("pk", flat=True))
 
 
 def _accounts_with_plans() -> Iterator[tuple[Account, Plan | None, list[Project]]]:

@@ -8,7 +8,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.http import Http404
@@ -19,11 +18,8 @@ from accounts.models import Account, Project, User
 from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
-from memories.models import Memory
-from memories.selectors import MemoryFilters, begin_read, memory_queryset, present
+from memories.models import Memory, project_live_counts
 from orgs.models import Membership
-
-PAGE_SIZE = 20
 
 
 def memberships_of(user: User) -> QuerySet[Membership]:
@@ -56,30 +52,8 @@ def projects_of(membership: Membership) -> list[tuple[Project, int]]:
     """The account's live projects this member may use, with their live record counts."""
     projects = Project.objects.filter(account=membership.account, deleted_at__isnull=True).order_by("name")
     usable = [p for p in projects if principal_for_user(membership.user, p) is not None]
-    counts = dict(
-        Memory.objects.filter(project__in=usable, forgotten_at__isnull=True)
-        .values("project_id")
-        .annotate(n=Count("id"))
-        .values_list("project_id", "n")
-    )
-    return [(p, counts.get(p.pk, 0)) for p in usable]
-
-
-@dataclass(frozen=True)
-class Browse:
-    page: Page[Memory]
-    results: list[dict[str, Any]]
-
-
-def memory_browse(principal: Principal, *, workspace: str, filters: dict[str, Any], page: int) -> Browse:
-    """The newest live records the person can read (no query: a listing, not a search), paginated,
-    each in the same shape search returns. Drawn from ``memory_queryset``, the listing search,
-    REST and MCP use, so the same filters give the same records."""
-    begin_read(principal)
-    qs = memory_queryset(principal=principal, workspace=workspace, filters=MemoryFilters.of(filters))
-    paginator = Paginator(qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none(), PAGE_SIZE)
-    current = paginator.get_page(page)
-    return Browse(current, present(principal, list(current.object_list)))
+    counts = project_live_counts(p.pk for p in usable)
+    return [(p, counts[p.pk]) for p in usable]
 
 
 # --- usage charts --------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.views import account, docs, org, project
+from dashboard.views import account, docs, org, project, sessions
 
 app_name = "dashboard"
 
@@ -25,7 +25,12 @@ urlpatterns = [
     path("p/<uuid:project_id>/", project.memories, name="memories"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/", project.memory_detail, name="memory"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/forget", project.memory_forget_view, name="memory-forget"),
+    path("p/<uuid:project_id>/memories/<uuid:memory_id>/keep", project.memory_keep_view, name="memory-keep"),
     path("p/<uuid:project_id>/forget-source/", project.forget_source, name="forget-source"),
+    path("p/<uuid:project_id>/sessions/", sessions.sessions, name="sessions"),
+    path("p/<uuid:project_id>/sessions/<uuid:session_pk>/", sessions.session_detail, name="session"),
+    path("p/<uuid:project_id>/sessions/<uuid:session_pk>/share", sessions.session_share_view, name="session-share"),
+    path("p/<uuid:project_id>/sessions/<uuid:session_pk>/forget", sessions.session_forget_view, name="session-forget"),
     path("p/<uuid:project_id>/workspaces/", project.workspaces, name="workspaces"),
     path(
         "p/<uuid:project_id>/workspaces/<uuid:workspace_id>/delete", project.workspace_delete, name="workspace-delete"

@@ -29,6 +29,10 @@ class Admission(Protocol):
     def check_quota(self) -> None:
         """Refuse a new record past the plan's records-per-project limit (inside the write's transaction)."""
 
+    def turn_room(self, wanted: int) -> int:
+        """How many of ``wanted`` new session turns the plan's turns-per-project limit still
+        admits (0..wanted), counted under a lock inside the upload's transaction."""
+
     def ensure_may_write(self) -> None:
         """Refuse a write while the account is in its grace period, suspended or without a subscription."""
 
@@ -48,6 +52,9 @@ class OpenAdmission:
 
     def check_quota(self) -> None:
         return None
+
+    def turn_room(self, wanted: int) -> int:
+        return wanted
 
     def ensure_may_write(self) -> None:
         return None

@@ -245,6 +245,10 @@ SEARCH: tuple[Param, ...] = (
     ),
 )
 
+# A listing without a query (the dashboard's record browser): search's workspace and filters,
+# without what only ranking uses. Not a tool of its own, so not in ``OPERATIONS``.
+LIST: tuple[Param, ...] = tuple(p for p in SEARCH if p.name not in {"query", "limit", "current_source_hash"})
+
 FORGET: tuple[Param, ...] = (
     Param(
         "memory_id",

@@ -7,6 +7,7 @@ Records are append-only: a newer ``fact_key`` version is a new row, and ``forget
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -82,6 +83,10 @@ class Memory(models.Model):
     source_revision = models.CharField(max_length=1000, null=True, blank=True)
     fact_key = models.CharField(max_length=1000, null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
+    # The ``expected_version`` the writer named (they read that version and replace it): a
+    # deliberate update that supersedes every version up to it, so none of them conflicts with
+    # it (``memories.statuses``). None: a blind write.
+    expected_version = models.PositiveIntegerField(null=True, blank=True)
     superseded_at = models.DateTimeField(null=True, blank=True)
     confidence = models.FloatField(default=0.5)
     importance = models.FloatField(default=0.5)
@@ -226,6 +231,16 @@ def live_count(
     kind, value = given[0]
     row = LiveCount.objects.filter(scope=f"{kind}:{value}").values_list("records", flat=True).first()
     return int(row or 0)
+
+
+def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """Live records of each project, in one query over ``LiveCount`` (0 for one with none). THE
+    record count of a project wherever one is shown or compared with a plan (usage, quota e-mails,
+    the dashboard's project list): all records not forgotten, whoever may read them."""
+    wanted = {f"p:{pid}": pid for pid in project_ids}
+    rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
+    found = {wanted[scope]: int(records) for scope, records in rows}
+    return {pid: found.get(pid, 0) for pid in wanted.values()}
 
 
 class TermStat(models.Model):

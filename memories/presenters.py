@@ -1,10 +1,15 @@
 """The shapes MMW's answers take (docs/reference/), apart from the queries that
-gather what they show: selectors and services read, these only format."""
+gather what they show: selectors and services read, these only format.
+
+Each answer is a ``TypedDict`` named after its operation, so a service's signature says what it
+returns and mypy holds every surface (REST, MCP, dashboard) to it. Every answer extends
+``Envelope``.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, final
 
 from accounts.keys import Principal
 from memories import statuses
@@ -13,9 +18,178 @@ from memories.models import Memory
 API_VERSION = "1.0"
 
 
-def envelope(principal: Principal, workspace: str, notice: str | None) -> dict[str, Any]:
+class Envelope(TypedDict):
+    """The fields every answer carries; ``notice`` only while billing has one to show."""
+
+    api_version: str
+    tenant_id: str
+    project_id: str
+    workspace: str
+    notice: NotRequired[str]
+
+
+class Author(TypedDict):
+    user: str | None
+    device_label: str | None
+    api_key: str | None  # "mmw_<prefix>…", never the key
+
+
+class Relation(TypedDict):
+    id: str
+    relation: str
+    score: float
+    direction: Literal["in", "out"]
+
+
+class Record(TypedDict):
+    """One record as search, get, history and recall show it."""
+
+    id: str
+    content: str
+    score: float | None
+    status: str
+    status_reason: str | None
+    workspace: str
+    scope: str
+    source: str
+    source_id: str | None
+    source_hash: str | None
+    source_revision: str | None
+    fact_key: str | None
+    version: int
+    is_latest: bool
+    conflicts_with: list[str]
+    confidence: float
+    importance: float
+    derived_from: list[str]
+    tags: list[str]
+    visibility: str
+    graph_relations: list[Relation]
+    reason: str | None
+    expires_at: str | None
+    created_at: str
+    author: Author
+
+
+class ForgottenStub(TypedDict):
+    """A forgotten version in a history: who, when and why, never the content."""
+
+    id: str
+    version: int
+    forgotten: Literal[True]
+    forgotten_at: str | None
+    reason: str | None
+    created_at: str
+    author: Author
+
+
+class Brief(TypedDict):
+    id: str
+    fact_key: str | None
+    source_hash: str | None
+    version: int
+
+
+class Redaction(TypedDict):
+    field: str
+    rule: str
+
+
+class Remembered(Envelope):
+    """The answer of ``remember``."""
+
+    id: str
+    scope: str
+    status: str
+    source_id: str | None
+    source_hash: str | None
+    derived_from: list[str]
+    fact_key: str | None
+    version: int
+    visibility: str
+    expires_at: str | None
+    redactions: list[Redaction]
+    created_at: str | None
+
+
+class Found(Envelope):
+    """The answer of ``search``."""
+
+    query: str
+    results: list[Record]
+
+
+class Got(Envelope):
+    """The answer of ``get_memory``."""
+
+    memory: Record
+
+
+class History(Envelope):
+    """The answer of ``memory_history``: versions oldest first."""
+
+    fact_key: str | None
+    versions: list[Record | ForgottenStub]
+
+
+class Validation(Envelope):
+    """The answer of ``validate_memory``."""
+
+    source_id: str
+    current_source_hash: str
+    stale_count: int
+    fresh_count: int
+    stale: list[Brief]
+    fresh: list[Brief]
+
+
+class Recalled(Envelope):
+    """The answer of ``recall_context``."""
+
+    task: str
+    token_budget: int
+    used_tokens: int
+    items: list[Record]
+    omitted: int
+
+
+class WorkspaceRow(TypedDict):
+    id: str
+    name: str
+    memory_count: int
+    created_at: str
+
+
+class Workspaces(Envelope):
+    """The answer of ``list_workspaces``."""
+
+    workspaces: list[WorkspaceRow]
+
+
+@final  # final: a union of the two narrows on its keys
+class ForgottenOne(Envelope):
+    """The answer of ``forget`` by id."""
+
+    id: str
+    forgotten: bool
+    at: str
+
+
+@final  # final: a union of the two narrows on its keys
+class ForgottenSource(Envelope):
+    """The answer of ``forget`` by source."""
+
+    source_id: str
+    forgotten_count: int
+    at: str
+
+
+Answer = Remembered | Found | Got | History | Validation | Recalled | Workspaces | ForgottenOne | ForgottenSource
+
+
+def envelope(principal: Principal, workspace: str, notice: str | None) -> Envelope:
     """The fields every answer carries (plus ``notice`` while billing has one to show)."""
-    answer: dict[str, Any] = {
+    answer: Envelope = {
         "api_version": API_VERSION,
         "tenant_id": principal.account.tenant_id,
         "project_id": str(principal.project.id),
@@ -27,13 +201,14 @@ def envelope(principal: Principal, workspace: str, notice: str | None) -> dict[s
 
 
 def record(
-    r: Memory, score: float | None, info: statuses.StatusInfo, relations: list[dict[str, Any]], workspace: str
-) -> dict[str, Any]:
+    r: Memory, score: float | None, info: statuses.StatusInfo, relations: list[Relation], workspace: str
+) -> Record:
     return {
         "id": str(r.id),
         "content": r.content,
         "score": None if score is None else round(score, 6),
         "status": info.status,
+        "status_reason": info.reason,
         "workspace": workspace,
         "scope": r.scope,
         "source": r.source,
@@ -57,7 +232,7 @@ def record(
     }
 
 
-def author(r: Memory) -> dict[str, Any]:
+def author(r: Memory) -> Author:
     return {
         "user": r.author.email if r.author else None,
         "device_label": r.device_label or None,
@@ -65,7 +240,7 @@ def author(r: Memory) -> dict[str, Any]:
     }
 
 
-def forgotten_stub(r: Memory) -> dict[str, Any]:
+def forgotten_stub(r: Memory) -> ForgottenStub:
     return {
         "id": str(r.id),
         "version": r.version,
@@ -77,13 +252,11 @@ def forgotten_stub(r: Memory) -> dict[str, Any]:
     }
 
 
-def brief(r: Memory) -> dict[str, Any]:
+def brief(r: Memory) -> Brief:
     return {"id": str(r.id), "fact_key": r.fact_key, "source_hash": r.source_hash, "version": r.version}
 
 
-def remembered(
-    principal: Principal, memory: Memory, redactions: list[dict[str, str]], notice: str | None
-) -> dict[str, Any]:
+def remembered(principal: Principal, memory: Memory, redactions: list[Redaction], notice: str | None) -> Remembered:
     """The answer of ``remember``."""
     return {
         "id": str(memory.id),

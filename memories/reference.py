@@ -12,8 +12,10 @@ import re
 from pathlib import Path
 
 from memories import inputs
+from transcripts import inputs as session_inputs
 
-TOOLS = inputs.OPERATIONS
+# Every MCP tool's parameter table: the memory operations and the session ones.
+TOOLS = {**inputs.OPERATIONS, **session_inputs.OPERATIONS}
 _BLOCK = re.compile(r"(<!-- generated: parameters (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
 
 

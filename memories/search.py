@@ -1,10 +1,12 @@
-"""Ranking for ``search``: keyword hits (PostgreSQL full text) and vector hits (pgvector HNSW),
-fused by z-normalised scores. Filtering is the caller's queryset's job; both candidate lists are
-drawn from that same filtered queryset, so a filter never loses recall to ranking. Why it ranks
-this way, how the constants were tuned and what it costs: docs/search.md.
+"""Ranking for ``search`` and ``search_sessions``: keyword hits (PostgreSQL full text) and vector
+hits (pgvector), fused by z-normalised scores. Filtering is the caller's queryset's job; both
+candidate lists are drawn from that same filtered queryset, so a filter never loses recall to ranking.
+Why it ranks this way, how the constants were tuned and what it costs: docs/search.md.
 
-The rankers return light ``Candidate`` rows (id, score, created_at), hundreds of them; only the
-``limit`` winners of the fusion are loaded as ``Memory`` objects (without their vectors).
+The rankers work on any table with the columns ``search_document`` (tsvector), ``embedding`` /
+``embedding_model`` and ``created_at`` — memory records and session turns (``transcripts``) —
+and return light ``Candidate`` rows (id, score, created_at), hundreds of them; only the ``limit``
+winners of the fusion are loaded (``hybrid_hits`` loads ``Memory`` objects without their vectors).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import datetime as dt
 import math
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import FloatField, QuerySet
@@ -60,11 +63,14 @@ MAX_QUERY_TERMS = 32
 _EMBEDDER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mmw-embed")
 
 
+RowId = uuid.UUID | int  # a record's UUID or a turn's integer id
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """One ranker's (or the fusion's) verdict on one record: no content, no vector."""
+    """One ranker's (or the fusion's) verdict on one row: no content, no vector."""
 
-    id: uuid.UUID
+    id: RowId
     score: float
     created_at: dt.datetime
 
@@ -83,17 +89,30 @@ class Ranking:
     weight: float
 
 
+# The document frequencies of a query's terms in the corpus a ranking draws on.
+StatsOf = Callable[[list[str]], "TermStats"]
+
+
 def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded without their vectors."""
+    winners = hybrid_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms))
+    loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
+    return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
+
+
+def hybrid_ranking(
+    candidates: QuerySet[Any], query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
+) -> list[Candidate]:
+    """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
+    hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
+    ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first."""
     depth = max(MIN_CANDIDATES, 4 * limit)
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords.
     embedded = _EMBEDDER.submit(embedding.embed_query, query)
-    keyword = keyword_hits(candidates, query, depth, project_id)
+    keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
     dense = _nearest_to(candidates, embedded.result(), depth)
-    winners = fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
-    loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
-    return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
+    return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
 
 
 def fuse(rankings: list[Ranking], limit: int) -> list[Candidate]:
@@ -104,8 +123,8 @@ def fuse(rankings: list[Ranking], limit: int) -> list[Candidate]:
     scores (a ranker with two candidates) stay nearly equal instead of becoming z = +1 and -1.
     At most ``limit`` candidates, best first, scored 0..1. (Why not plain RRF: docs/search.md.)
     """
-    scores: dict[uuid.UUID, float] = {}
-    created: dict[uuid.UUID, dt.datetime] = {}
+    scores: dict[RowId, float] = {}
+    created: dict[RowId, dt.datetime] = {}
     for ranking in rankings:
         for c in ranking.candidates:
             created.setdefault(c.id, c.created_at)
@@ -205,24 +224,60 @@ def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
 
 
 def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Candidate]:
-    """Full-text hits among ``candidates`` (records of project ``project_id``), best first.
+    """Full-text hits among ``candidates`` (records of project ``project_id``), best first, with
+    the project's ``TermStat`` IDF (see ``keyword_ranking``)."""
+    return keyword_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms))
+
+
+def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
+    """The corpus size and document frequencies of ``terms`` among ``candidates`` themselves (one
+    aggregate over them): for a corpus without trigger-kept statistics (session turns), counted
+    only over rows the caller may read, so the weights reveal nothing else."""
+    inner, inner_params = candidates.order_by().values("search_document").query.sql_with_params()
+    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+    counts = ", ".join(f"count(*) FILTER (WHERE d @@ {tsq})" for _ in terms)
+    sql = f"SELECT count(*){', ' if terms else ''}{counts} FROM ({inner}) AS c(d)"  # noqa: S608 - only placeholders
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*terms, *inner_params])  # the counts come before the FROM
+        row = cursor.fetchone()
+    assert row is not None  # an aggregate always answers one row
+    return TermStats(int(row[0]), [int(v) for v in row[1:]])
+
+
+def keyword_ranking(
+    candidates: QuerySet[Any], query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
+) -> list[Candidate]:
+    """Full-text hits among ``candidates``, best first.
 
     A record scores the sum of the IDF weights (``TermStats.weights``) of the query terms it
     contains, divided by sqrt(1 + ln(1 + its distinct words)) so a long record does not win by
     size alone (no term frequency; why not BM25: docs/search.md). Records are found by
     ``matching_terms``; when even the rarest term is in more than ``KEYWORD_SCORED_ROWS``
     records, only its newest ``KEYWORD_SCORED_ROWS`` matches are scored (bounded work; among
-    records that share only common words, newer ones are the better guess)."""
+    records that share only common words, newer ones are the better guess).
+
+    With ``context_weight`` > 0 the rows also carry a ``context_document`` (a session turn's
+    previous turn, docs/sessions.md): a term found only there counts ``context_weight`` of its
+    IDF, and such rows are candidates too ("contextual indexing")."""
     terms = keyword_terms(query)
     if not terms:
         return []
-    stats = term_stats(project_id, terms)
+    stats = stats_of(terms)
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
-    parts = " + ".join(f"(CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END)" for _ in terms)
-    params: list[object] = [x for pair in zip(terms, stats.weights(), strict=True) for x in pair]
+    params: list[object] = []
+    if context_weight > 0:
+        case = f"CASE WHEN search_document @@ {tsq} THEN %s WHEN context_document @@ {tsq} THEN %s ELSE 0 END"
+        for term, weight in zip(terms, stats.weights(), strict=True):
+            params += [term, weight, term, weight * context_weight]
+    else:
+        case = f"CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END"
+        params = [x for pair in zip(terms, stats.weights(), strict=True) for x in pair]
+    parts = " + ".join(f"({case})" for _ in terms)
     score = RawSQL(f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))", params, output_field=FloatField())  # noqa: S611
     match = matching_terms(terms, stats)
-    found = candidates.extra(where=[f"search_document @@ {tsq}"], params=[" | ".join(match)])  # noqa: S610 - bound
+    where = f"search_document @@ {tsq}" + (f" OR context_document @@ {tsq}" if context_weight > 0 else "")
+    bound = [" | ".join(match)] * (2 if context_weight > 0 else 1)
+    found = candidates.extra(where=[where], params=bound)  # noqa: S610 - bound
     frequency = dict(zip(terms, stats.frequencies, strict=True))
     if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS:  # only when one term alone is over
         newest = found.order_by("-created_at").values("id")[:KEYWORD_SCORED_ROWS]
@@ -232,7 +287,7 @@ def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_i
 
 
 def _nearest_to(
-    candidates: QuerySet[Memory], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
+    candidates: QuerySet[Any], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
 ) -> list[Candidate]:
     """``nearest`` for an ``embedding.embed_query`` result (None: no model, no hits)."""
     if embedded is None:
@@ -241,7 +296,7 @@ def _nearest_to(
     return nearest(candidates, vector, backend.model_id, limit)
 
 
-def nearest(candidates: QuerySet[Memory], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
+def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
     """Records of ``candidates`` carrying a ``model_id`` vector, nearest to ``vector`` by cosine
     distance (score = 1 - distance). Uses the model's partial HNSW index with pgvector 0.8
     iterative scans, so selective filters (one workspace, a tag) still return ``limit`` rows

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
@@ -20,7 +21,7 @@ MAX_LIMIT = 100  # memories.inputs advertises these bounds; the texts are SPEC's
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
 
 
-def _envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> dict[str, Any]:
+def _envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> presenters.Envelope:
     return presenters.envelope(principal, workspace, admitted.notice())
 
 
@@ -75,7 +76,7 @@ def memory_queryset(
 # --- search -------------------------------------------------------------------------------
 
 
-def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Found:
     admitted = begin_read(principal)
     v = inputs.parse(inputs.SEARCH, payload)
     if not v["query"].strip():
@@ -87,7 +88,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     for name in ("min_confidence", "min_importance"):
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
-    answer = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
+    answer: presenters.Found = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
@@ -95,6 +96,24 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
     return answer
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    page: Page[Memory]
+    results: list[presenters.Record]
+
+
+def memory_list(*, principal: Principal, payload: Mapping[str, Any] | None, page: int, per_page: int) -> MemoryPage:
+    """One page of the newest live records the caller can read (a listing, not a search), each in
+    search's shape. ``payload`` holds search's workspace and filters (``inputs.LIST``), parsed and
+    bounded as every surface's input is; drawn from ``memory_queryset`` like search."""
+    begin_read(principal)
+    v = inputs.parse(inputs.LIST, payload)
+    qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    ordered = qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none()
+    current = Paginator(ordered, per_page).get_page(page)
+    return MemoryPage(current, present(principal, list(current.object_list)))
 
 
 def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> QuerySet[Memory]:
@@ -127,7 +146,7 @@ def present(
     records: list[Memory],
     scores: list[float | None] | None = None,
     freshness: statuses.Freshness | None = None,
-) -> list[dict[str, Any]]:
+) -> list[presenters.Record]:
     """SPEC's result shape for each record, with statuses and graph relations computed now."""
     infos = statuses.compute(principal, records, freshness)
     relations = _relations(principal, [r.id for r in records])
@@ -139,7 +158,7 @@ def present(
     ]
 
 
-def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict[str, Any]]]:
+def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[presenters.Relation]]:
     """Edges touching ``ids`` whose other end the caller can read, strongest first."""
     edges = list(
         MemoryRelation.objects.filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids)).values_list(
@@ -149,7 +168,7 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
     others = {a for a, *_ in edges} | {b for _, b, *_ in edges}
     readable = set(Memory.objects.visible_to(principal).live().filter(id__in=others).values_list("id", flat=True))
     wanted = set(ids)
-    out: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    out: dict[uuid.UUID, list[presenters.Relation]] = {}
     for src, dst, relation, score in edges:
         if src in wanted and dst in readable:
             out.setdefault(src, []).append(
@@ -167,7 +186,7 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
 # --- one record, history, validation, recall, workspaces ----------------------------------
 
 
-def memory_get(*, principal: Principal, memory_id: str) -> dict[str, Any]:
+def memory_get(*, principal: Principal, memory_id: str) -> presenters.Got:
     admitted = begin_read(principal)
     record = _visible_record(principal, memory_id)
     result = present(principal, [record])[0]
@@ -186,7 +205,7 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
     return record
 
 
-def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.History:
     """Every version of a fact_key the caller can read, oldest first; forgotten versions appear as
     stubs (number, time, author, reason) without their content."""
     admitted = begin_read(principal)
@@ -210,11 +229,13 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("version"))
     live = [r for r in rows if r.forgotten_at is None]
     presented = {p["id"]: p for p in present(principal, live)}
-    versions = [presented[str(r.id)] if r.forgotten_at is None else presenters.forgotten_stub(r) for r in rows]
+    versions: list[presenters.Record | presenters.ForgottenStub] = [
+        presented[str(r.id)] if r.forgotten_at is None else presenters.forgotten_stub(r) for r in rows
+    ]
     return {**_envelope(principal, name, admitted), "fact_key": fact_key, "versions": versions}
 
 
-def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Validation:
     """Which live records of ``source_id`` are stale against ``current_source_hash``. Read-only."""
     admitted = begin_read(principal)
     v = inputs.parse(inputs.VALIDATE, payload)
@@ -235,7 +256,7 @@ def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) 
     }
 
 
-def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recalled:
     """A context pack for a task: relevant records (plus pinned ones), highest importance first,
     cut to ``token_budget``; each item shows its status so the agent can cite or re-check it."""
     admitted = begin_read(principal)
@@ -245,10 +266,17 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     budget = v["token_budget"]
     if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
         raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
-    answer = {**_envelope(principal, v["workspace"], admitted), "task": v["task"], "token_budget": budget}
+    answer: presenters.Recalled = {
+        **_envelope(principal, v["workspace"], admitted),
+        "task": v["task"],
+        "token_budget": budget,
+        "used_tokens": 0,
+        "items": [],
+        "omitted": 0,
+    }
     base = memory_queryset(principal=principal, workspace=v["workspace"])
     if base is None:
-        return {**answer, "used_tokens": 0, "items": [], "omitted": 0}
+        return answer
     hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
     relevance = {h.memory.id: h.score for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-created_at")[:20])
@@ -264,10 +292,10 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     return {**answer, "used_tokens": used, "items": items, "omitted": len(pool) - len(chosen)}
 
 
-def workspace_list(*, principal: Principal) -> dict[str, Any]:
+def workspace_list(*, principal: Principal) -> presenters.Workspaces:
     """The live workspaces of the caller's project, with the number of records the caller can read."""
     admitted = begin_read(principal)
-    rows = [
+    rows: list[presenters.WorkspaceRow] = [
         {
             "id": str(ws.public_id),
             "name": ws.name,

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -25,7 +25,7 @@ from memories import admission, embedding, guard, inputs, presenters, record_rul
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.presenters import API_VERSION
 from memories.workspaces import ALL, WorkspaceState, workspace_state
-from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
+from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
 from mmw.locks import advisory_xact_lock
 from orgs.selectors import acting_membership
 
@@ -51,7 +51,7 @@ class RememberInput:
 
 def memory_remember(
     *, principal: Principal, payload: Mapping[str, Any] | None, idempotency_key: str | None = None
-) -> dict[str, Any]:
+) -> presenters.Remembered:
     """Store one new record (never updating or deleting another) and return SPEC's answer.
 
     With ``idempotency_key`` a replay of the same input returns the first answer unchanged, and
@@ -109,7 +109,7 @@ def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uui
     return wanted
 
 
-def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> dict[str, Any] | None:
+def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> presenters.Remembered | None:
     if not record_rules.valid_idempotency_key(key):
         raise InvalidInput("invalid X-Idempotency-Key")
     if principal.api_key is None:
@@ -123,12 +123,12 @@ def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> d
         return None
     if record.request_hash != record_rules.request_hash(vars(data)):
         raise Conflict("409 Conflict: idempotency key was used with different input")
-    return dict(record.response)
+    return cast(presenters.Remembered, dict(record.response))  # stored from a Remembered
 
 
 def _remember(
     principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
-) -> dict[str, Any]:
+) -> presenters.Remembered:
     now = timezone.now()
     expires_at = record_rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
     state = workspace_state(principal, data.workspace)
@@ -161,6 +161,7 @@ def _remember(
         source_revision=clean["source_revision"],
         fact_key=clean["fact_key"],
         version=version,
+        expected_version=data.expected_version,
         confidence=data.confidence,
         importance=record_rules.importance_from_tags(clean["tags"] or []),
         derived_from=derived,
@@ -200,7 +201,7 @@ def _next_version(principal: Principal, state: WorkspaceState, data: RememberInp
     return latest_any + 1
 
 
-def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[presenters.Redaction]]:
     """Memory Guard over every text field; refusals become the SPEC's error."""
     fields: dict[str, Any] = {
         "content": data.content,
@@ -236,7 +237,57 @@ def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
 # --- forget -----------------------------------------------------------------------------
 
 
-def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def memory_keep_version(*, principal: Principal, memory_id: str) -> presenters.Remembered:
+    """Resolve a conflict by keeping one version: a new version of its fact_key with the same
+    content and provenance, written as a deliberate update of the newest version the caller can
+    read (``expected_version``), so every earlier version is superseded (SPEC §1). Audited.
+    Goes through ``memory_remember``: the same checks, Guard, limits and billing as any write."""
+    wanted = _parse_uuid(memory_id)
+    record = None
+    if wanted is not None:
+        record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related("workspace").first()
+    if record is None:
+        raise NotFound("memory not found")
+    if record.fact_key is None:
+        raise InvalidInput("only a record with a fact_key has versions to choose between")
+    latest = (
+        Memory.objects.visible_to(principal)
+        .live()
+        .filter(workspace_id=record.workspace_id, fact_key=record.fact_key)
+        .aggregate(m=Max("version"))["m"]
+    )
+    payload = {
+        "content": record.content,
+        "workspace": record.workspace.name,
+        "scope": record.scope,
+        "source": record.source,
+        "source_id": record.source_id,
+        "source_hash": record.source_hash,
+        "source_revision": record.source_revision,
+        "fact_key": record.fact_key,
+        "confidence": record.confidence,
+        "tags": list(record.tags) or None,
+        "visibility": record.visibility,
+        "expected_version": latest,
+        "reason": f"kept version {record.version} to resolve a conflict",
+    }
+    with transaction.atomic():
+        answer = memory_remember(principal=principal, payload=payload)
+        audit_record(
+            action="memory.version_kept",
+            account=principal.account,
+            actor_user=principal.user,
+            actor_key=principal.api_key,
+            target_type="memory",
+            target_id=answer["id"],
+            data={"kept": str(record.id), "version": answer["version"], "project": str(principal.project.pk)},
+        )
+    return answer
+
+
+def memory_forget(
+    *, principal: Principal, payload: Mapping[str, Any] | None
+) -> presenters.ForgottenOne | presenters.ForgottenSource:
     """Soft-delete by id or by source: only live records the caller can read; relations go too.
 
     A missing record is not an error (``forgotten: false`` / ``forgotten_count: 0``)."""
@@ -267,7 +318,7 @@ def memory_forget(*, principal: Principal, payload: Mapping[str, Any] | None) ->
 
 def _forget_one(
     principal: Principal, memory_id: str, state: WorkspaceState, admitted: admission.Admission
-) -> dict[str, Any]:
+) -> presenters.ForgottenOne:
     """Forget one record of the given workspace (``*``: of any workspace of the project)."""
     target = _parse_uuid(memory_id)
     record = None
@@ -288,7 +339,7 @@ def _forget_one(
 
 def _forget_source(
     principal: Principal, source_id: str, state: WorkspaceState, admitted: admission.Admission
-) -> dict[str, Any]:
+) -> presenters.ForgottenSource:
     count = 0
     if state.workspace is not None:
         records = list(

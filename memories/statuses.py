@@ -1,7 +1,18 @@
 """Statuses, computed when read (docs/reference/README.md): unverified, stale, conflict — never stored.
 
 Everything here sees only records visible to the caller, so neither a status nor a
-``conflicts_with`` id ever reveals a record the caller may not read.
+``conflicts_with`` id ever reveals a record the caller may not read, and a record the caller
+cannot see never makes a visible one stale or conflicting.
+
+- **conflict** is a divergence, not an update: among the visible live versions of a fact_key, a
+  write that named ``expected_version`` (``Memory.expected_version``) supersedes every version
+  before it; the versions no deliberate write superseded (the *heads*) conflict with each other
+  when their content differs after whitespace normalisation. Superseded versions conflict with
+  nothing.
+- **stale**: the record's ``source_hash`` differs from the source's current hash — the one the
+  caller passed (``Freshness``), or else that of the newest visible live record of the same
+  ``source_id`` in the workspace that carries a hash.
+- A summary (``derived_from``) takes the worst status of its visible live sources.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ class StatusInfo:
     status: str = UNVERIFIED
     conflicts_with: list[str] = field(default_factory=list)
     is_latest: bool = True
+    reason: str | None = None  # why stale or conflict, in words a person reads
 
 
 @dataclass(frozen=True)
@@ -40,7 +52,8 @@ def compute(
     """Status of each record; summaries take the worst status of their (visible, live) sources."""
     by_id: dict[uuid.UUID, Memory] = {r.id: r for r in records}
     _load_sources(principal, by_id)
-    infos = {rid: _own_status(r, freshness) for rid, r in by_id.items()}
+    infos = {rid: StatusInfo() for rid in by_id}
+    _apply_staleness(principal, list(by_id.values()), infos, freshness)
     _apply_conflicts(principal, list(by_id.values()), infos)
     for _ in range(MAX_SUMMARY_DEPTH):
         for rid, record in by_id.items():
@@ -48,16 +61,41 @@ def compute(
                 inherited = infos.get(source)
                 if inherited is not None and _RANK[inherited.status] > _RANK[infos[rid].status]:
                     infos[rid].status = inherited.status
+                    infos[rid].reason = f"summarises {source}, which is {inherited.status}"
     return infos
 
 
-def _own_status(record: Memory, freshness: Freshness | None) -> StatusInfo:
-    stale = (
-        freshness is not None
-        and record.source_id == freshness.source_id
-        and record.source_hash != freshness.current_hash
+def _apply_staleness(
+    principal: Principal, records: list[Memory], infos: dict[uuid.UUID, StatusInfo], freshness: Freshness | None
+) -> None:
+    sourced = [r for r in records if r.source_id is not None and r.source_hash is not None]
+    if not sourced:
+        return
+    newest: dict[tuple[int, str | None], tuple[str | None, uuid.UUID]] = {}
+    rows = (
+        Memory.objects.visible_to(principal)
+        .live()
+        .filter(
+            workspace_id__in={r.workspace_id for r in sourced},
+            source_id__in={r.source_id for r in sourced},
+            source_hash__isnull=False,
+        )
+        .order_by("created_at", "id")
+        .values_list("workspace_id", "source_id", "source_hash", "id")
     )
-    return StatusInfo(status=STALE if stale else UNVERIFIED)
+    for ws, source_id, source_hash, rid in rows:  # ascending: the last one seen is the newest
+        newest[(ws, source_id)] = (source_hash, rid)
+    for record in sourced:
+        assert record.source_id is not None
+        if freshness is not None and record.source_id == freshness.source_id:
+            if record.source_hash != freshness.current_hash:
+                infos[record.id].status = STALE
+                infos[record.id].reason = "the source's current hash (as passed) differs from this record's"
+            continue
+        current = newest.get((record.workspace_id, record.source_id))
+        if current is not None and current[0] != record.source_hash:
+            infos[record.id].status = STALE
+            infos[record.id].reason = f"a newer record of this source ({current[1]}) has another source_hash"
 
 
 def _load_sources(principal: Principal, by_id: dict[uuid.UUID, Memory]) -> None:
@@ -78,23 +116,42 @@ def _apply_conflicts(principal: Principal, records: list[Memory], infos: dict[uu
         return
     workspaces = {w for w, _ in keyed}
     keys = {k for _, k in keyed}
-    groups: dict[tuple[int, str | None], list[tuple[uuid.UUID, str, int]]] = defaultdict(list)
+    groups: dict[tuple[int, str | None], list[_Version]] = defaultdict(list)
     rows = (
         Memory.objects.visible_to(principal)
         .live()
         .filter(workspace_id__in=workspaces, fact_key__in=keys)
-        .values_list("id", "workspace_id", "fact_key", "content", "version")
+        .values_list("id", "workspace_id", "fact_key", "content", "version", "expected_version")
     )
-    for rid, ws, key, content, version in rows:
-        groups[(ws, key)].append((rid, content, version))
+    for rid, ws, key, content, version, expected in rows:
+        groups[(ws, key)].append(_Version(rid, _normalised(content), version, expected is not None))
     for record in records:
         if record.fact_key is None:
             continue
         group = groups.get((record.workspace_id, record.fact_key), [])
         info = infos[record.id]
+        info.is_latest = record.version >= max((v.version for v in group), default=record.version)
+        # The newest deliberate update supersedes every version before it.
+        floor = max((v.version for v in group if v.deliberate), default=0)
+        if record.version < floor:
+            continue
+        mine = _normalised(record.content)
         info.conflicts_with = sorted(
-            str(rid) for rid, content, _ in group if rid != record.id and content != record.content
+            str(v.id) for v in group if v.version >= floor and v.id != record.id and v.content != mine
         )
-        info.is_latest = record.version >= max((v for _, _, v in group), default=record.version)
         if info.conflicts_with:
             info.status = CONFLICT
+            info.reason = f"another current version of {record.fact_key} says something else"
+
+
+@dataclass(frozen=True)
+class _Version:
+    id: uuid.UUID
+    content: str
+    version: int
+    deliberate: bool  # written with expected_version
+
+
+def _normalised(content: str) -> str:
+    """Content compared for conflicts: whitespace runs are one space, ends trimmed."""
+    return " ".join(content.split())

@@ -90,16 +90,20 @@ def enqueue_archive(memory_id: uuid.UUID | str) -> bool:
 
     Call it from ``transaction.on_commit``: the record is already committed with ``archived_at``
     NULL, so a lost message only delays the analysis until the next sweep."""
+    return publish(archive_memory, str(memory_id))
+
+
+def publish(task: Any, object_id: str) -> bool:
+    """Send ``task(object_id)`` with the request's tight timeouts and the shared breaker; False
+    (logged, never raised) when the broker is away: the caller's sweep covers the object."""
     if publish_breaker.is_open():
         return False
     try:
         with pools.producers[_publish_connection()].acquire(block=True, timeout=PUBLISH_TIMEOUT) as producer:
-            archive_memory.apply_async(
-                (str(memory_id),), producer=producer, retry=True, retry_policy=PUBLISH_RETRY_POLICY
-            )
+            task.apply_async((object_id,), producer=producer, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
     except Exception as exc:  # noqa: BLE001 - the write has committed; whatever the broker did, the sweep covers it
         publish_breaker.trip()
-        logger.warning("broker unavailable, %s left for the sweep: %s", memory_id, exc)
+        logger.warning("broker unavailable, %s left for the sweep: %s", object_id, exc)
         return False
     return True
 

@@ -30,6 +30,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "archivist-sweep": _every("memories.tasks.sweep_unarchived", MINUTE),
         "expire-memories": _every("memories.tasks.expire_memories", 5 * MINUTE),
         "cleanup-idempotency-records": _every("memories.tasks.cleanup_idempotency_records", 60 * MINUTE),
+        "embed-session-turns-sweep": _every("transcripts.tasks.sweep_unembedded_turns", MINUTE),
     }
     if importlib.util.find_spec("billing.tasks") is not None:  # the intervals billing.tasks documents
         schedule |= {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -85,3 +86,10 @@ def clean_email(email: str) -> str:
     except ValidationError:
         raise InvalidInput(f"invalid e-mail address: {email!r}") from None
     return normalized
+
+
+def strip_marks(text: str) -> str:
+    """``text`` decomposed (NFKD) without its combining marks: ``é`` → ``e``, ``й`` → ``и``.
+    The one accent folder of the Python side (the archivist's features, the n-gram embedder);
+    PostgreSQL's keyword side uses ``mmw_unaccent``. Callers recompose or case-fold as they need."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))

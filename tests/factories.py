@@ -48,3 +48,12 @@ class MembershipFactory(factory.django.DjangoModelFactory[Membership]):
 def issue_key(user: User, project: Project, **kwargs: Any) -> str:
     """Issue a key through the real service and return the raw secret."""
     return services.api_key_create(user=user, project=project, **kwargs).raw
+
+
+def on_plan(account: Account, code: str = "team") -> Account:
+    """Move ``account``'s subscription to the seeded plan ``code`` (Team: organisation features),
+    as a paid checkout would; organisations in tests that add members, roles or departments use it."""
+    from billing.models import Plan, Subscription
+
+    Subscription.objects.filter(account=account).update(plan=Plan.objects.get(code=code))
+    return account

@@ -16,7 +16,7 @@ from dashboard.views.common import flash_error, page, raise_as_http, require_man
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
 from orgs import services as org_services
-from orgs.models import Department, Invitation, Membership
+from orgs.models import Membership
 
 
 @login_required
@@ -44,14 +44,13 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
     except MMWError as exc:
         raise_as_http(exc)
         raise
-    invitations = Invitation.objects.filter(account=account, accepted_at__isnull=True, revoked_at__isnull=True)
     return page(
         request,
         "dashboard/members.html",
         account=account,
         membership=membership,
         rows=rows,
-        invitations=invitations.order_by("-created_at") if membership.manages else [],
+        invitations=org_selectors.open_invitations(account=account, actor=user),
         form=form,
         roles=Membership.Role.choices,
         status=400 if form.errors else 200,
@@ -63,7 +62,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
 def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> HttpResponse:
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
-    target = Membership.objects.filter(account=mine.account, pk=membership_id).first()
+    target = org_selectors.membership_of(account=mine.account, membership_id=membership_id)
     if target is None:
         raise Http404("member not found")
     action = request.POST.get("action", "")
@@ -96,7 +95,7 @@ def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> H
 def invitation_revoke(request: HttpRequest, tenant_id: str, invitation_id: int) -> HttpResponse:
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
-    invitation = Invitation.objects.filter(account=mine.account, pk=invitation_id).first()
+    invitation = org_selectors.invitation_of(account=mine.account, invitation_id=invitation_id)
     if invitation is None:
         raise Http404("invitation not found")
     try:
@@ -124,14 +123,14 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
                 messages.success(request, f"Department {form.cleaned_data['name']} created.")
                 return redirect("dashboard:departments", tenant_id=tenant_id)
             if action in {"delete", "add", "remove"}:
-                department = Department.objects.filter(account=account, pk=request.POST.get("department") or 0).first()
+                department = org_selectors.department_of(account=account, department_id=request.POST.get("department"))
                 if department is None:
                     raise Http404("department not found")
                 if action == "delete":
                     org_services.department_delete(department=department, actor=user)
                     messages.success(request, f"Department {department.name} deleted.")
                 else:
-                    target = Membership.objects.filter(account=account, pk=request.POST.get("member") or 0).first()
+                    target = org_selectors.membership_of(account=account, membership_id=request.POST.get("member"))
                     if target is None:
                         raise Http404("member not found")
                     change = (
@@ -150,7 +149,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
         account=account,
         membership=membership,
         rows=org_selectors.department_list(account=account, actor=user),
-        members=Membership.objects.filter(account=account, is_active=True).select_related("user"),
+        members=org_selectors.active_members(account=account),
         form=form,
         status=400 if form.errors else 200,
     )

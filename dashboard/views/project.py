@@ -14,19 +14,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
-from accounts.models import ApiKey, Workspace
+from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
 from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
-from memories.selectors import memory_get, memory_history, memory_search, workspaces_with_counts
+from memories.presenters import Record
+from memories.selectors import memory_get, memory_history, memory_list, memory_search, workspaces_with_counts
 from memories.services import memory_forget
 from mmw.errors import MMWError
-from orgs.models import Membership, ProjectAccess
-from orgs.selectors import project_members
+from orgs.models import Membership
+from orgs.selectors import active_members, memberships_among, project_access_of, project_members
 from orgs.services import project_access_set
+
+PAGE_SIZE = 20  # records per page of the browser
 
 
 def _ctx(principal: Any) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def _ctx(principal: Any) -> dict[str, Any]:
 def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     _project, principal = selectors.project_for(user_of(request), project_id)
     form = SearchForm(request.GET or None, initial={"workspace": "*"})
-    results: list[dict[str, Any]] = []
+    results: list[Record] = []
     browse = None
     error = ""
     if form.is_bound and not form.is_valid():
@@ -58,8 +61,11 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 )
                 results = answer["results"]
             else:
-                browse = selectors.memory_browse(
-                    principal, workspace=workspace, filters=filters, page=int(request.GET.get("page") or 1)
+                browse = memory_list(
+                    principal=principal,
+                    payload={"workspace": workspace, **filters},
+                    page=int(request.GET.get("page") or 1),
+                    per_page=PAGE_SIZE,
                 )
                 results = browse.results
         except MMWError as exc:
@@ -116,7 +122,7 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     except MMWError as exc:
         flash_error(request, exc)
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
-    if answer["forgotten"]:
+    if answer.get("forgotten"):
         messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
     else:
         messages.info(request, "Nothing to forget: the record was already gone.")
@@ -124,6 +130,20 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     if back.startswith(f"/p/{project.pk}/"):
         return redirect(back)
     return redirect("dashboard:memories", project_id=project.pk)
+
+
+@login_required
+@require_POST
+def memory_keep_view(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.UUID) -> HttpResponse:
+    """ "Keep this version": resolve a conflict with a deliberate new version of this content."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        kept = memory_services.memory_keep_version(principal=principal, memory_id=str(memory_id))
+    except MMWError as exc:
+        flash_error(request, exc)
+        return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
+    messages.success(request, f"Kept as version {kept['version']}: the earlier versions are superseded.")
+    return redirect("dashboard:memory", project_id=project.pk, memory_id=kept["id"])
 
 
 @login_required
@@ -141,9 +161,12 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             except MMWError as exc:
                 flash_error(request, exc)
             else:
-                messages.success(request, f"Forgot {answer['forgotten_count']} record(s) of {source_id}.")
+                count = answer.get("forgotten_count", 0)
+                messages.success(request, f"Forgot {count} record(s) of {source_id}.")
                 return redirect("dashboard:memories", project_id=project.pk)
-        browse = selectors.memory_browse(principal, workspace=workspace, filters={"source_id": source_id}, page=1)
+        browse = memory_list(
+            principal=principal, payload={"workspace": workspace, "source_id": source_id}, page=1, per_page=PAGE_SIZE
+        )
         count = browse.page.paginator.count
     return page(
         request,
@@ -169,7 +192,7 @@ def workspaces(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: uuid.UUID) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    workspace = Workspace.objects.filter(project=project, public_id=workspace_id, deleted_at__isnull=True).first()
+    workspace = live_workspace(project=project, public_id=workspace_id)
     if workspace is None:
         raise Http404("workspace not found")
     if request.POST.get("confirm") != workspace.name:
@@ -187,13 +210,6 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
 
 
 # --- API keys ------------------------------------------------------------------------------
-
-
-def _keys_of(principal: Any) -> Any:
-    keys = ApiKey.objects.filter(project=principal.project).select_related("user").order_by("-created_at")
-    if not principal.membership.manages:
-        keys = keys.filter(user=principal.user)
-    return keys
 
 
 @login_required
@@ -230,7 +246,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         "dashboard/keys.html",
         **_ctx(principal),
         form=form,
-        keys=_keys_of(principal),
+        keys=api_keys_for(principal=principal),
         status=400 if form.errors else 200,
     )
 
@@ -239,7 +255,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    api_key = _keys_of(principal).filter(pk=key_id).first()
+    api_key = api_keys_for(principal=principal).filter(pk=key_id).first()
     if api_key is None:
         raise Http404("key not found")
     api_key_revoke(api_key=api_key, actor=principal.user)
@@ -277,8 +293,7 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             if action == "access":
                 wanted = None
                 if request.POST.get("restricted") == "on":
-                    ids = [int(i) for i in request.POST.getlist("members") if i.isdigit()]
-                    wanted = list(Membership.objects.filter(account=project.account, pk__in=ids))
+                    wanted = memberships_among(account=project.account, ids=request.POST.getlist("members"))
                 project_access_set(project=project, actor=principal.user, members=wanted)
                 messages.success(request, "Project access saved.")
                 return redirect("dashboard:settings", project_id=project.pk)
@@ -286,8 +301,8 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             flash_error(request, exc)
             if action == "rename":
                 form.add_error("name", exc.message)
-    access = ProjectAccess.objects.filter(project=project).first()
-    org_members = Membership.objects.filter(account=project.account, is_active=True).select_related("user")
+    access = project_access_of(project)
+    org_members = active_members(account=project.account)
     return page(
         request,
         "dashboard/settings.html",

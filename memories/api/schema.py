@@ -72,6 +72,10 @@ MEMORY: Schema = {
         "content": {"type": "string"},
         "score": {**_nullable("number"), "description": "Relevance (search, recall_context); null elsewhere."},
         "status": {"type": "string", "enum": ["unverified", "stale", "conflict"]},
+        "status_reason": {
+            **_nullable("string"),
+            "description": "Why the record is stale or in conflict; null when unverified.",
+        },
         "workspace": {"type": "string"},
         "scope": {"type": "string"},
         "source": {"type": "string"},
@@ -109,6 +113,7 @@ MEMORY: Schema = {
         "content",
         "score",
         "status",
+        "status_reason",
         "workspace",
         "scope",
         "source",
@@ -270,6 +275,35 @@ ANSWERS: dict[str, Schema] = {
     ),
 }
 
+AGENT_CONSENT_BODY: Schema = {
+    "type": "object",
+    "properties": {
+        "given": {"type": "boolean", "description": "true: consent given; false: revoked."},
+        "sources": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "description": "The session sources consented to (claude-code, codex).",
+        },
+    },
+    "required": ["given"],
+    "additionalProperties": False,
+}
+
+ANSWERS["AgentConsentAnswer"] = {
+    "type": "object",
+    "description": "The consent decision as recorded in the account's audit log.",
+    "properties": {
+        "api_version": {"type": "string"},
+        "tenant_id": {"type": "string"},
+        "project_id": {"type": "string", "format": "uuid"},
+        "given": {"type": "boolean"},
+        "sources": _STRING_LIST,
+        "recorded_at": {"type": "string", "format": "date-time"},
+    },
+    "required": ["api_version", "tenant_id", "project_id", "given", "sources", "recorded_at"],
+}
+
 COMPONENT_SCHEMAS: dict[str, Schema] = {
     "Error": ERROR,
     "Author": AUTHOR,
@@ -373,10 +407,13 @@ def operation(
     parameters: list[Any] | None = None,
     by_id: OpenApiParameter | None = None,
     description: str | None = None,
+    also: Iterable[tuple[int, str]] = (),
 ) -> Callable[[Any], Any]:
-    """``extend_schema`` for one REST operation: its answer, every error it can give, its body."""
+    """``extend_schema`` for one REST operation: its answer, every error it can give, its body.
+    ``also`` lists other success statuses with the same answer (an upsert's 200 beside its 201)."""
     codes = sorted({*ALWAYS, *errors, *(BODY if body is not None else ())})
     responses: dict[int, Any] = {status: OpenApiResponse(response=ref(answer), description="Success.")}
+    responses.update({code: OpenApiResponse(response=ref(answer), description=text) for code, text in also})
     responses.update({code: _error_response(code) for code in codes})
     return extend_schema(
         operation_id=operation_id,
@@ -453,7 +490,9 @@ def add_components_and_healthz(result: JSON, generator: Any, request: Any, publi
     """drf-spectacular post-processing hook: the shared schemas, the paths as SPEC writes them
     (the routes take an optional trailing slash; drf-spectacular renders it as required), and
     ``/healthz`` (not a DRF view)."""
-    result.setdefault("components", {}).setdefault("schemas", {}).update(COMPONENT_SCHEMAS)
+    from memories.api.sessions import SESSION_SCHEMAS  # it imports this module
+
+    result.setdefault("components", {}).setdefault("schemas", {}).update({**COMPONENT_SCHEMAS, **SESSION_SCHEMAS})
     paths = {path.rstrip("/") if path != "/" else path: item for path, item in result.get("paths", {}).items()}
     result["paths"] = {**paths, "/healthz": HEALTHZ}
     return result

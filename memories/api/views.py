@@ -12,8 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts import services as account_services
 from accounts.keys import Principal
-from memories import inputs, selectors, services
+from memories import inputs, presenters, selectors, services
 from memories.api import schema
 from memories.api.schema import operation, query_parameter
 from mmw.errors import InvalidInput
@@ -175,3 +176,27 @@ class WorkspaceListView(ApiView):
     @operation("list_workspaces", "list_workspaces", answer="WorkspaceList")
     def get(self, request: Request) -> Response:
         return Response(selectors.workspace_list(principal=principal_of(request)))
+
+
+class AgentConsentView(ApiView):
+    """The local agent records its user's upload consent (or its revocation) in the audit log."""
+
+    @operation(
+        "agent_consent",
+        "record mmw-agent's upload consent (or its revocation) in the account's audit log",
+        answer="AgentConsentAnswer",
+        status=201,
+        body=schema.AGENT_CONSENT_BODY,
+    )
+    def post(self, request: Request) -> Response:
+        principal = principal_of(request)
+        consent = account_services.agent_consent_record(principal=principal, payload=body(request))
+        answer = {
+            "api_version": presenters.API_VERSION,
+            "tenant_id": principal.account.tenant_id,
+            "project_id": str(principal.project.pk),
+            "given": consent.given,
+            "sources": consent.sources,
+            "recorded_at": consent.recorded_at,
+        }
+        return Response(answer, status=status.HTTP_201_CREATED)

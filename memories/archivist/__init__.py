@@ -148,7 +148,7 @@ def candidates(record: Memory) -> list[Memory]:
     """Live records of the same workspace the author can read that may relate to ``record``: its
     fact_key's versions, keyword hits, and nearest same-model vectors."""
     pool = author_scope(record).live().filter(workspace_id=record.workspace_id).exclude(id=record.id)
-    found: dict[uuid.UUID, Memory] = {}
+    found: dict[search.RowId, Memory] = {}
     if record.fact_key is not None:
         for other in pool.filter(fact_key=record.fact_key).order_by("-version")[:SAME_KEY_CANDIDATES]:
             found[other.id] = other

@@ -13,6 +13,7 @@ from typing import Any
 
 from memories import search
 from memories.models import RelationType
+from mmw.text import strip_marks
 
 RELATED_DICE = 0.25  # keyword similarity (Dice over stems) from which two records are related
 RELATED_COSINE = 0.45  # cosine of same-model embeddings from which two records are related (calibrated on "use")
@@ -60,9 +61,7 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 def fold(text: str) -> str:
     """Lower case without accents (``é`` → ``e``, ``ё`` → ``е``); Cyrillic otherwise kept."""
     text = text.replace("’", "'").replace("ё", "е").replace("Ё", "Е")
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    kept = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return unicodedata.normalize("NFC", kept).replace("и\u0306", "й")
+    return unicodedata.normalize("NFC", strip_marks(text.lower()))
 
 
 def stem(word: str) -> str:

@@ -14,6 +14,8 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
+from mmw.text import strip_marks
+
 from .base import check_texts
 
 __all__ = ["NgramBackend", "ngram_features"]
@@ -27,9 +29,7 @@ _MAX_N = 5
 
 def _normalise_text(text: str) -> str:
     """NFKC, case-folded, accents removed, whitespace collapsed, padded with one space."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    decomposed = unicodedata.normalize("NFKD", text)
-    folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    folded = strip_marks(unicodedata.normalize("NFKC", text).casefold())
     return " " + " ".join(folded.split()) + " "
 
 

@@ -130,3 +130,35 @@ Fetch one record by id, with its current status, versions info and graph relatio
 Use it to follow an id you got from search, recall_context, conflicts_with, derived_from or
 graph_relations. Returns {memory: {...same fields as a search result...}, workspace}; an id that
 does not exist, was forgotten or is not visible to you answers "memory not found"."""
+
+SEARCH_SESSIONS = """\
+Search past conversations (sessions uploaded by mmw-agent or the REST API) by meaning and by
+keywords; each hit comes with the turns around it.
+
+Use it when the answer may have been said in an earlier session rather than stored as a memory:
+"what did we decide about the retry policy last week?", "which command fixed the build?". In a
+conversation the answer is often the turn after the one that matches, so each hit carries
+`context` turns before and after it (default 2). Sessions are kept apart from memory records:
+search never returns turns, and search_sessions never returns records.
+
+Key parameters:
+- query (required): what you are looking for, in your own words, any language.
+- client / session_id: only one client's sessions, or one session (the client's own id).
+- since / until: RFC 3339 times; only turns said in that window.
+- limit (1-100, default 10), context (0-10 turns on each side, default 2).
+
+Returns {query, results: [...]}, best first; each result has score, session (client, session_id,
+title, working_directory, device, started_at, ended_at, author, shared_with_project), turn
+(position, role, occurred_at, content, withheld) and context_before / context_after (turns in
+order). You see your own sessions and those shared with the project. Turns passed Memory Guard:
+secrets are redacted, and a turn the Guard refused is a stub "[withheld by Memory Guard: ...]"."""
+
+FORGET_SESSION = """\
+Forget one uploaded session (a soft delete): the session and its turns leave every read and
+search_sessions, and the deletion is kept for audit. Give the client (e.g. "claude-code") and the
+client's own session_id.
+
+Use it when a person asks to remove a conversation from MMW. Your own session is forgotten first
+when another member shared one with the same id. It cannot be uploaded again afterwards (the
+upload answers 409). Returns {client, session_id, forgotten: true|false, at}; a session that does
+not exist or that you cannot see is not an error: forgotten is false."""

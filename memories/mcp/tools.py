@@ -1,4 +1,5 @@
-"""The eight MCP tools: each passes its raw arguments to the service or selector REST also calls.
+"""The MCP tools (eight on memories, two on sessions): each passes its raw arguments to the
+service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
@@ -20,19 +21,22 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
-from memories import inputs, selectors, services
+from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
+from transcripts import inputs as session_inputs
+from transcripts import selectors as session_selectors
+from transcripts import services as session_services
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_HEADER = "x-idempotency-key"
 
 # (principal, raw arguments, HTTP request headers) -> the answer
-Operation = Callable[[Principal, Any, Mapping[str, str]], dict[str, Any]]
+Operation = Callable[[Principal, Any, Mapping[str, str]], Mapping[str, object]]
 
 
 @dataclass(frozen=True)
@@ -46,40 +50,48 @@ class ToolSpec:
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
-def _remember(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _remember(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return services.memory_remember(
         principal=principal, payload=arguments, idempotency_key=headers.get(IDEMPOTENCY_HEADER)
     )
 
 
-def _search(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _search(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_search(principal=principal, payload=arguments)
 
 
-def _forget(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _forget(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return services.memory_forget(principal=principal, payload=arguments)
 
 
-def _validate(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _validate(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_validate(principal=principal, payload=arguments)
 
 
-def _history(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _history(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.memory_history(principal=principal, payload=arguments)
 
 
-def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     return selectors.recall_context(principal=principal, payload=arguments)
 
 
-def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     inputs.parse(inputs.LIST_WORKSPACES, arguments)  # refuses unknown parameters
     return selectors.workspace_list(principal=principal)
 
 
-def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
     memory_id = inputs.parse(inputs.GET, arguments)["memory_id"]
     return selectors.memory_get(principal=principal, memory_id=memory_id)
+
+
+def _search_sessions(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return session_selectors.session_search(principal=principal, payload=arguments)
+
+
+def _forget_session(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+    return session_services.session_forget(principal=principal, payload=arguments)
 
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -114,6 +126,22 @@ SPECS: tuple[ToolSpec, ...] = (
         _READ,
     ),
     ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ),
+    ToolSpec(
+        "search_sessions",
+        "Search past sessions",
+        session_inputs.SEARCH_SESSIONS,
+        descriptions.SEARCH_SESSIONS,
+        _search_sessions,
+        _READ,
+    ),
+    ToolSpec(
+        "forget_session",
+        "Forget a session",
+        session_inputs.FORGET_SESSION,
+        descriptions.FORGET_SESSION,
+        _forget_session,
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
 )
 
 
@@ -155,7 +183,7 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
         raise ToolError(exc.message) from None
     except Exception as exc:  # noqa: BLE001 - the tool boundary: logged with an id, never shown raw
         raise _unexpected(spec.name, exc, request) from None
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(answer))
 
 
 def _unexpected(tool: str, exc: Exception, request: Any) -> ToolError:

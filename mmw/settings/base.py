@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "accounts",
     "orgs",
     "memories",
+    "transcripts",
     "billing",
 ]
 

@@ -13,7 +13,7 @@ from mmw import text
 from mmw.errors import Conflict, NotFound
 from orgs.models import Department, Membership
 from orgs.selectors import acting_membership
-from orgs.services._common import lock_account, require_organization
+from orgs.services._common import lock_account, require_organization, require_organization_features
 
 MAX_NAME = 200
 
@@ -45,6 +45,7 @@ def _department_audit(action: str, actor: User, department: Department, **data: 
 def department_create(*, account: Account, actor: User, name: str) -> Department:
     require_organization(account, "departments exist only in organizations")
     acting_membership(account=account, user=actor, manage=True)
+    require_organization_features(account)
     clean = _department_name(name)
     lock_account(account.pk)
     _unique_department_name(account, clean)
@@ -84,6 +85,7 @@ def _same_account(department: Department, membership: Membership) -> None:
 def department_member_add(*, department: Department, membership: Membership, actor: User) -> None:
     """Add a member; from their next request they read the department's records, old ones too."""
     acting_membership(account=department.account, user=actor, manage=True)
+    require_organization_features(department.account)
     _same_account(department, membership)
     if not department.members.filter(pk=membership.pk).exists():
         department.members.add(membership)

@@ -20,7 +20,13 @@ from accounts.services import audit_record
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Invitation, Membership
 from orgs.selectors import acting_membership
-from orgs.services._common import clean_email, digest, lock_account, require_organization
+from orgs.services._common import (
+    clean_email,
+    digest,
+    lock_account,
+    require_organization,
+    require_organization_features,
+)
 
 Role = Membership.Role
 
@@ -47,6 +53,7 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
     An open invitation to the same address is replaced (its link stops working)."""
     require_organization(account, "personal accounts have a single member: invite people into an organization")
     acting_membership(account=account, user=actor, manage=True)
+    require_organization_features(account)
     if role not in INVITABLE_ROLES:
         raise InvalidInput("an invitation grants the role admin, member or auditor; owners are made by an owner")
     address = clean_email(email)
@@ -120,6 +127,7 @@ def invitation_accept(*, token: str, user: User) -> Membership:
         raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
     if not user.is_active or user.email.lower() != invitation.email.lower():
         raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+    require_organization_features(invitation.account)
     lock_account(invitation.account_id)
     existing = Membership.objects.filter(account_id=invitation.account_id, user=user).first()
     if existing is not None:

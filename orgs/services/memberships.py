@@ -13,7 +13,7 @@ from accounts.services import audit_record
 from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
 from orgs.models import Membership
 from orgs.selectors import acting_membership
-from orgs.services._common import lock_account
+from orgs.services._common import lock_account, require_organization_features
 
 Role = Membership.Role
 
@@ -92,6 +92,7 @@ def membership_reactivate(*, membership: Membership, actor: User) -> Membership:
     target = _target(membership)
     _authorise(actor, target)
     if not target.is_active:
+        require_organization_features(target.account)
         target.is_active = True
         target.save(update_fields=["is_active"])
         _membership_audit("membership.reactivated", actor, target, role=target.role)
@@ -109,6 +110,8 @@ def membership_role_change(*, membership: Membership, actor: User, role: str) ->
         raise Forbidden("only an owner can grant the owner role")
     if target.role == role:
         return target
+    if role != Role.MEMBER:  # a plain member is what every plan has: stepping down is always allowed
+        require_organization_features(target.account)
     _keep_an_owner(target)
     previous = target.role
     target.role = role

@@ -12,7 +12,7 @@ from accounts.services import audit_record
 from mmw.errors import Conflict, NotFound
 from orgs.models import Membership, ProjectAccess
 from orgs.selectors import acting_membership
-from orgs.services._common import require_organization
+from orgs.services._common import require_organization, require_organization_features
 
 
 def _project_for_access(project: Project, actor: User) -> ProjectAccess:
@@ -50,6 +50,7 @@ def project_access_set(*, project: Project, actor: User, members: Iterable[Membe
         access.save(update_fields=["restricted", "updated_at"])
         access.members.clear()
     else:
+        require_organization_features(project.account)
         chosen = list(members)
         if any(m.account_id != project.account_id for m in chosen):
             raise NotFound("membership not found")
@@ -67,6 +68,7 @@ def project_access_grant(*, project: Project, membership: Membership, actor: Use
     if membership.account_id != project.account_id:
         raise NotFound("membership not found")
     if access.restricted and not access.members.filter(pk=membership.pk).exists():
+        require_organization_features(project.account)
         access.members.add(membership)
         _access_audit(actor, project, access, granted=membership.user.email)
     return access

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mmw", "accounts", "orgs", "memories", "billing", "dashboard")
+PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "billing", "dashboard")
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -20,13 +20,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # servers) except those listed as the composition root at the top.
     ("ground", ("mmw",)),
     ("tenancy models", ("accounts", "orgs")),
-    ("tenancy rules", ("orgs.selectors", "accounts.keys", "accounts.services", "orgs.services", "accounts.authentication")),
-    ("memory core", ("memories",)),
+    (
+        "tenancy rules",
+        (
+            "orgs.selectors",
+            "accounts.keys",
+            "accounts.selectors",
+            "accounts.services",
+            "orgs.services",
+            "accounts.authentication",
+        ),
+    ),
+    ("memory core", ("memories", "transcripts")),
     ("billing", ("billing",)),
     (
         "interfaces",
         (
-            "memories.api", "memories.mcp", "memories.admin", "memories.management",
+            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
             "dashboard",
@@ -95,3 +105,5 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert RANK[layer_of("mmw.routing")] > RANK[layer_of("dashboard.views")]
     assert layer_of("mmw.errors") == "ground"
     assert "memories.admission" in imports_of(ROOT / "billing" / "apps.py")  # billing → memories: allowed
+    assert layer_of("transcripts.services") == layer_of("memories.search")  # sessions sit beside memories
+    assert RANK[layer_of("billing.gate")] > RANK[layer_of("transcripts.selectors")]

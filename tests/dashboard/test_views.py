@@ -18,6 +18,7 @@ from memories.services import memory_remember
 from orgs.models import Invitation, Membership
 from tests.conftest import Tenancy
 from tests.dashboard.conftest import client_for
+from tests.factories import on_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -188,6 +189,18 @@ def test_browser_lists_searches_and_filters(tenancy: Tenancy) -> None:
     assert bad.status_code == 400
 
 
+def test_browser_filters_pass_the_same_input_table_as_the_api(tenancy: Tenancy) -> None:
+    """The browser's listing parses its filters with ``inputs.LIST`` (search's bounds): 65 short
+    tags fit the form's length but not the 64-tag bound, and are refused with the API's text."""
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    page = alice.get(url, {"tags": ",".join(f"t{i}" for i in range(65)), "workspace": "*"})
+    assert page.status_code == 400
+    assert b"tags accepts at most 64 items" in page.content
+    searched = alice.get(url, {"q": "x", "tags": ",".join(f"t{i}" for i in range(65)), "workspace": "*"})
+    assert b"tags accepts at most 64 items" in searched.content
+
+
 def test_empty_browser_says_what_to_do_next(tenancy: Tenancy) -> None:
     page = client_for(tenancy.alice.user).get(reverse("dashboard:memories", args=[tenancy.alice.project.pk]))
     assert b"No memories in this project yet" in page.content
@@ -209,6 +222,34 @@ def test_conflict_is_shown_side_by_side_and_one_click_forgets(tenancy: Tenancy) 
     page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, second])).content.decode()
     assert "Conflict" not in page
     assert "forgotten" in page
+
+
+def test_keep_this_version_resolves_a_conflict_with_an_audited_deliberate_version(tenancy: Tenancy) -> None:
+    first = remember(tenancy.alice, "deploys go out on Tuesdays", fact_key="deploy-day")
+    second = remember(tenancy.bob, "deploys go out on Fridays", fact_key="deploy-day")
+    alice = client_for(tenancy.alice.user)
+    page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, first])).content.decode()
+    assert "Keep this version" in page
+    assert "another current version of deploy-day says something else" in page
+    kept = alice.post(reverse("dashboard:memory-keep", args=[tenancy.alice.project.pk, first]))
+    assert kept.status_code == 302
+    newest = Memory.objects.get(fact_key="deploy-day", version=3)
+    assert kept["Location"].endswith(f"/memories/{newest.pk}/")
+    assert (newest.content, newest.expected_version) == ("deploys go out on Tuesdays", 2)
+    assert AuditEvent.objects.filter(action="memory.version_kept", target_id=str(newest.pk)).exists()
+    for shown in (first, second, str(newest.pk)):
+        page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, shown])).content.decode()
+        assert "Conflict" not in page
+
+
+def test_a_stale_record_shows_why(tenancy: Tenancy) -> None:
+    old = remember(tenancy.alice, "deploys need two approvals", source_id="docs/deploy.md", source_hash="h1")
+    remember(tenancy.alice, "deploys need one approval", source_id="docs/deploy.md", source_hash="h2")
+    page = client_for(tenancy.alice.user).get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, old]))
+    text = page.content.decode()
+    assert 'data-testid="status-reason"' in text
+    assert "stale: a newer record of this source" in text
+    assert "re-read the source" in text
 
 
 def test_other_tenants_memory_is_404(tenancy: Tenancy) -> None:
@@ -294,7 +335,7 @@ def test_billing_is_for_owners_and_admins_and_shows_the_banner(tenancy: Tenancy)
 def test_invite_accept_and_role_change(tenancy: Tenancy, django_capture_on_commit_callbacks: Any) -> None:
     from accounts import services
 
-    tenant = tenancy.alice.account.tenant_id
+    tenant = on_plan(tenancy.alice.account).tenant_id
     alice = client_for(tenancy.alice.user)
     bad = alice.post(reverse("dashboard:members", args=[tenant]), {"email": "not-an-email", "role": "member"})
     assert bad.status_code == 400
@@ -337,7 +378,7 @@ def test_members_cannot_invite_and_audit_log_is_for_managers(tenancy: Tenancy) -
 
 
 def test_departments_create_and_add_member(tenancy: Tenancy) -> None:
-    tenant = tenancy.alice.account.tenant_id
+    tenant = on_plan(tenancy.alice.account).tenant_id
     alice = client_for(tenancy.alice.user)
     url = reverse("dashboard:departments", args=[tenant])
     assert alice.post(url, {"action": "create", "name": "Platform"}).status_code == 302

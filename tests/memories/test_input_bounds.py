@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import Client
 
 from billing.models import Plan
-from memories import inputs
+from memories import reference
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy
@@ -290,7 +290,7 @@ def _short(arguments: dict[str, Any]) -> str:
 
 # --- every parameter of every operation, generated from the one table ------------------------
 
-# tool: (a valid base payload, its REST path; None: MCP only here); parameters from inputs.OPERATIONS
+# tool: (a valid base payload, its REST path; None: MCP only here); parameters from reference.TOOLS
 OPERATIONS: dict[str, tuple[dict[str, Any], str | None]] = {
     "remember": ({"content": "x"}, "/memories"),
     "search": ({"query": "q"}, "/memories/search"),
@@ -299,6 +299,8 @@ OPERATIONS: dict[str, tuple[dict[str, Any], str | None]] = {
     "recall_context": ({"task": "t"}, "/recall-context"),
     "memory_history": ({"fact_key": "k"}, None),
     "get_memory": ({"memory_id": str(uuid.uuid4())}, None),
+    "search_sessions": ({"query": "q"}, "/sessions/search"),
+    "forget_session": ({"client": "c", "session_id": "s"}, None),
 }
 
 
@@ -307,7 +309,7 @@ def _generated_cases() -> list[Case]:
     over its count, a non-finite number — each expected to be refused with the generic text."""
     cases: list[Case] = []
     for tool, (base, path) in OPERATIONS.items():
-        for p in inputs.OPERATIONS[tool]:
+        for p in reference.TOOLS[tool]:
             bad_values: list[tuple[Any, str]]
             if p.kind == "string":
                 bad_values = [(NUL, f"{p.name} {LONE}"), (SURROGATE, f"{p.name} {LONE}")]

@@ -9,11 +9,12 @@ import uuid
 import pytest
 from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Workspace
 from memories import search, services
-from memories.models import LiveCount, Memory, TermStat, live_count
+from memories.models import LiveCount, Memory, TermStat, live_count, project_live_counts
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 
@@ -61,6 +62,18 @@ def test_counters_follow_every_kind_of_change(tenancy: Tenancy) -> None:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the test's transaction holds deferred FK checks
         cursor.execute("TRUNCATE memories_memory CASCADE")
     assert counters() == {} == truth()
+
+
+def test_project_counts_come_in_one_query_and_name_every_project_asked(tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    first = alice.ok_remember(content="one fact")["id"]
+    alice.ok_remember(content="another fact")
+    alice.forget(memory_id=first)
+    empty = uuid.uuid4()
+    with CaptureQueriesContext(connection) as captured:
+        counts = project_live_counts([tenancy.alice.project.pk, tenancy.charlie.project.pk, empty])
+    assert len(captured.captured_queries) == 1
+    assert counts == {tenancy.alice.project.pk: 1, tenancy.charlie.project.pk: 0, empty: 0}
 
 
 def test_live_count_needs_exactly_one_scope() -> None:

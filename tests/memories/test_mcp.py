@@ -11,7 +11,7 @@ import pytest
 
 from accounts import services as account_services
 from accounts.models import ApiKey
-from memories import inputs, selectors
+from memories import inputs, reference, selectors
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy
@@ -21,8 +21,16 @@ live_server = live.live_server
 
 pytestmark = pytest.mark.slow
 
-TOOL_INPUTS = inputs.OPERATIONS
-READ_ONLY = {"search", "validate_memory", "memory_history", "recall_context", "list_workspaces", "get_memory"}
+TOOL_INPUTS = reference.TOOLS
+READ_ONLY = {
+    "search_sessions",
+    "search",
+    "validate_memory",
+    "memory_history",
+    "recall_context",
+    "list_workspaces",
+    "get_memory",
+}
 
 STAGING = {
     "content": "staging is deployed through the systemd unit app-staging",

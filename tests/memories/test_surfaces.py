@@ -40,6 +40,13 @@ TABLE: list[tuple[str, dict[str, Any], str, str, int, str]] = [
     ("validate_memory", {"source_id": "s"}, "POST", "/memories/validate", 400, "current_source_hash is required"),
     ("recall_context", {"task": "t", "token_budget": 5}, "POST", "/recall-context", 400,
      "token_budget must be between 100 and 32000"),
+    ("search_sessions", {"query": " "}, "POST", "/sessions/search", 400, "query must not be empty"),
+    ("search_sessions", {"query": "x", "context": 11}, "POST", "/sessions/search", 400,
+     "context must be between 0 and 10"),
+    ("search_sessions", {"query": "x", "since": "soon"}, "POST", "/sessions/search", 400,
+     "since must be an RFC 3339 time"),
+    ("search_sessions", {"query": "x", "until": "2026-01-01T00:00:00"}, "POST", "/sessions/search", 400,
+     "until must include a time zone offset (e.g. Z or +02:00)"),
 ]  # fmt: skip
 
 
@@ -89,6 +96,11 @@ def test_stateful_errors_are_the_same_through_mcp_and_rest(live_server: LiveServ
     assert_same_error(
         live_server, read_only, ("remember", OK, "POST", "/memories", 403, "403 Forbidden: key lacks memory:write")
     )
+    assert_same_error(
+        live_server, read_only,
+        ("forget_session", {"client": "c", "session_id": "s"}, "DELETE", "/sessions/c/s", 403,
+         "403 Forbidden: key lacks memory:write"),
+    )  # fmt: skip
     other = Workspace.objects.create(project=tenancy.charlie.project, name="theirs")
     assert_same_error(
         live_server, key,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.keys import resolve_key
+from memories.presenters import Workspaces
 from memories.selectors import workspace_list
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
@@ -16,7 +15,7 @@ from tests.memories.rest import Api
 pytestmark = pytest.mark.django_db
 
 
-def queries_of_listing(tenancy: Tenancy) -> tuple[int, dict[str, Any]]:
+def queries_of_listing(tenancy: Tenancy) -> tuple[int, Workspaces]:
     principal = resolve_key(tenancy.alice.key)
     assert principal is not None
     with CaptureQueriesContext(connection) as captured:

@@ -7,11 +7,11 @@ A record is written by a member of department ``red``; the reader has a role, is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from accounts.keys import Principal
-from memories import selectors, services
+from memories import presenters, selectors, services
 from memories.models import Memory
 from mmw.errors import MMWError
 from tests.orgs.world import VISIBILITIES, Org, Person, make_org, write
@@ -124,7 +124,7 @@ def _error_outcome(message: str, memory_id: str) -> str:
     return f"error: {message}"
 
 
-def _success_outcome(operation: str, memory_id: str, answer: dict[str, Any]) -> str:
+def _success_outcome(operation: str, memory_id: str, answer: Mapping[str, Any]) -> str:
     if operation == "search":
         return "listed" if memory_id in {r["id"] for r in answer["results"]} else "absent"
     if operation == "recall_context":
@@ -144,6 +144,7 @@ def _success_outcome(operation: str, memory_id: str, answer: dict[str, Any]) -> 
 def run_service(principal: Principal, operation: str, visibility: str, memory_id: str) -> str:
     """One operation through ``memories.services`` / ``memories.selectors``."""
     args = arguments(operation, visibility, memory_id)
+    answer: presenters.Answer
     try:
         if operation == "search":
             answer = selectors.memory_search(principal=principal, payload=args)

@@ -25,6 +25,7 @@ from memories.models import Memory
 from mmw.errors import Forbidden, MMWError, NotFound
 from orgs import services as org_services
 from orgs.models import Department, Membership
+from tests.factories import on_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -158,7 +159,7 @@ class Built:
 def build(spec: WorldSpec, oracle: Oracle) -> Built:
     tag = uuid.uuid4().hex[:8]
     users = [User.objects.create_user(f"m{i}-{tag}@example.com") for i in range(len(spec.members))]
-    account = Account.objects.create(name=f"org {tag}", kind=Account.Kind.ORGANIZATION)
+    account = on_plan(Account.objects.create(name=f"org {tag}", kind=Account.Kind.ORGANIZATION))
     memberships = [
         Membership.objects.create(account=account, user=u, role=m.role)
         for u, m in zip(users, spec.members, strict=True)

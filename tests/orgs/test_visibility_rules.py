@@ -23,7 +23,8 @@ def ids_found(reader: Person, query: str) -> set[str]:
 
 def forget_source(reader: Person, source_id: str) -> int:
     answer = services.memory_forget(principal=reader.principal(), payload={"source_id": source_id})
-    return int(answer["forgotten_count"])
+    assert "forgotten_count" in answer
+    return answer["forgotten_count"]
 
 
 def live(*ids: str) -> set[str]:

@@ -17,7 +17,7 @@ from accounts.models import Account, Project, User
 from memories import services as memory_services
 from orgs import services as org_services
 from orgs.models import Department, Membership
-from tests.factories import issue_key
+from tests.factories import issue_key, on_plan
 
 VISIBILITIES = ("author", "department", "project", "org")
 ROLES = ("owner", "admin", "member", "auditor")
@@ -54,7 +54,7 @@ class Org:
 
 def make_org(slug: str = "acme", departments: Iterable[str] = ("red", "blue")) -> Org:
     user, _ = account_services.user_get_or_create(email=f"founder@{slug}.test")
-    account = account_services.account_create(name=f"{slug} org", owner=user)
+    account = on_plan(account_services.account_create(name=f"{slug} org", owner=user))
     project, _ = account_services.project_get_or_create(account=account, name="alpha", actor=user)
     membership = Membership.objects.get(account=account, user=user)
     founder = Person(user, membership, issue_key(user, project, device_label="founder"))

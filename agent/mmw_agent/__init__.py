@@ -1,0 +1,3 @@
+"""MMW's local agent (see docs/agent.md)."""
+
+__version__ = "0.1.0"

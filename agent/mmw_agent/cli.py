@@ -1,0 +1,140 @@
+"""The ``mmw-agent`` command.
+
+mmw-agent                         the stdio MCP server (what MCP clients start)
+mmw-agent login --url URL --key KEY
+mmw-agent status [--json]
+mmw-agent consent [--revoke]
+mmw-agent sync
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+import anyio
+
+from mmw_agent import config, consent, proxy, state, status, sync
+from mmw_agent.config import Config, ConfigError
+from mmw_agent.remote import KeyRefused, Remote, Unreachable, error_message
+
+
+def _login(args: argparse.Namespace) -> int:
+    url = config.normalise_url(args.url)
+    cfg = Config(url=url, key=args.key)
+    remote = Remote(cfg, timeout=15.0)
+    try:
+        response = remote.rest("GET", "/workspaces")
+    except (Unreachable, KeyRefused) as exc:
+        print(f"login failed: {exc}", file=sys.stderr)
+        return 1
+    if response.status_code != 200:
+        print(f"login failed: {error_message(response)}", file=sys.stderr)
+        return 1
+    answer: dict[str, Any] = response.json()
+    stored = config.read_stored()
+    stored.update(
+        url=url, key=args.key, tenant_id=answer.get("tenant_id") or "", project_id=answer.get("project_id") or ""
+    )
+    path = config.save(stored)
+    state.note_contact(ok=True)
+    print(f"Logged in to {url} (account {stored['tenant_id']}, project {stored['project_id']}); saved to {path}")
+    return 0
+
+
+def _status(cfg: Config, args: argparse.Namespace) -> int:
+    remote = Remote(cfg, timeout=5.0)
+    status.check_server(remote)
+    report = status.collect(cfg)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    given = report["consent"]
+    print(f"server        {report['server']}  reachable: {report['reachable']}  last contact: {report['last_contact']}")
+    if given["given"]:
+        print(f"consent       given {given['at']} for {', '.join(given['sources'])}")
+    elif given["revoked_at"]:
+        print(f"consent       revoked {given['revoked_at']} (nothing is uploaded)")
+    else:
+        print("consent       not given (nothing is uploaded; run `mmw-agent consent`)")
+    for source in report["sources"]:
+        print(f"source        {source['client']}: {source['session_files']} session files in {source['folder']}")
+    s, t = report["sessions"], report["turns"]
+    print(f"sessions      uploaded {s['uploaded']}, pending {s['pending']}, failed {s['failed']}")
+    print(f"turns         uploaded {t['uploaded']}, pending {t['pending']}, failed {t['failed']}")
+    q = report["queued_writes"]
+    print(f"queued writes pending {q['pending']}, replayed {q['done']}, refused {q['failed']}")
+    if report["last_error"]:
+        print(f"last error    {report['last_error']['at']}: {report['last_error']['message']}")
+    return 0
+
+
+def _sync(cfg: Config) -> int:
+    remote = Remote(cfg)
+    try:
+        consent.flush_pending(remote)
+        report = sync.run(cfg, remote, sync.terminal_progress)
+    except sync.NoConsent as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (Unreachable, KeyRefused) as exc:
+        state.note_contact(ok=False, error=str(exc))
+        print(f"sync stopped: {exc} (what was acknowledged is kept; run it again later)", file=sys.stderr)
+        return 1
+    state.note_contact(ok=True)
+    print(json.dumps(report.as_dict(), ensure_ascii=False))
+    if report.errors:
+        state.note_error(report.errors[-1])
+    return 0
+
+
+def _consent(cfg: Config, args: argparse.Namespace) -> int:
+    remote = Remote(cfg, timeout=15.0)
+    if args.revoke:
+        return consent.revoke(cfg, remote)
+    return consent.ask(cfg, remote)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mmw-agent", description="MMW's local agent (no command: the stdio MCP server)")
+    sub = p.add_subparsers(dest="command")
+    login = sub.add_parser("login", help="check the key against the server and store it (mode 0600)")
+    login.add_argument("--url", required=True, help="the server's base URL, e.g. https://mmw.example.com")
+    login.add_argument("--key", required=True, help="an API key (mmw_…)")
+    st = sub.add_parser("status", help="server, consent, uploads, queued writes")
+    st.add_argument("--json", action="store_true")
+    c = sub.add_parser("consent", help="allow uploading session history (asks in the terminal)")
+    c.add_argument("--revoke", action="store_true", help="stop all uploads now and tell the server")
+    sub.add_parser("sync", help="upload new sessions and turns now")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="mmw-agent: %(levelname)s %(message)s")
+    try:
+        if args.command == "login":
+            return _login(args)
+        cfg = config.load()
+        if args.command is None:
+            anyio.run(proxy.serve, cfg)
+            return 0
+        if args.command == "status":
+            return _status(cfg, args)
+        if args.command == "consent":
+            return _consent(cfg, args)
+        if args.command == "sync":
+            return _sync(cfg)
+    except ConfigError as exc:
+        print(f"mmw-agent: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

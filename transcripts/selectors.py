@@ -1,0 +1,182 @@
+"""Everything that reads sessions, always through ``Session.objects.visible_to(principal)``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models import QuerySet, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from accounts.keys import Principal
+from memories import search
+from memories.inputs import parse
+from memories.selectors import begin_read
+from mmw.errors import InvalidInput, NotFound
+from transcripts import indexing, inputs, presenters
+from transcripts.models import Session, Turn
+
+
+def live_turns(*, project_id: uuid.UUID) -> int:
+    """Turns of the project's sessions that are not forgotten (what the plan's limit counts)."""
+    total = Session.objects.filter(project_id=project_id, forgotten_at__isnull=True).aggregate(n=Sum("turn_count"))
+    return int(total["n"] or 0)
+
+
+def own_session(principal: Principal, key: inputs.SessionKey) -> Session | None:
+    """The caller's own session with this key, forgotten or not (writes go only there)."""
+    return (
+        Session.objects.visible_to(principal)
+        .filter(author_id=principal.user.pk, client=key.client, client_session_id=key.session_id)
+        .first()
+    )
+
+
+def resolve(principal: Principal, key: inputs.SessionKey) -> Session | None:
+    """The live session a (client, session_id) names for the caller: their own, else the oldest
+    one shared with the project."""
+    found = (
+        Session.objects.visible_to(principal)
+        .live()
+        .filter(client=key.client, client_session_id=key.session_id)
+        .select_related("author")
+        .order_by("created_at")
+    )
+    own = [s for s in found if s.author_id == principal.user.pk]
+    return own[0] if own else next(iter(found), None)
+
+
+def sessions_queryset(principal: Principal) -> QuerySet[Session]:
+    """THE listing of sessions for every surface: live, visible to the caller."""
+    return Session.objects.visible_to(principal).live().select_related("author")
+
+
+# --- list and read ----------------------------------------------------------------------------
+
+
+def session_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    admitted = begin_read(principal)
+    v = parse(inputs.LIST, payload)
+    if not 1 <= v["limit"] <= 100:
+        raise InvalidInput("limit must be between 1 and 100")
+    if v["offset"] < 0:
+        raise InvalidInput("offset must be a non-negative integer")
+    qs = sessions_queryset(principal)
+    if v["client"] is not None:
+        qs = qs.filter(client=v["client"])
+    total = qs.count()
+    ordered = qs.order_by(Coalesce("started_at", "created_at").desc(), "-created_at")
+    page = list(ordered[v["offset"] : v["offset"] + v["limit"]])
+    return {
+        **presenters.envelope(principal, admitted.notice()),
+        "total": total,
+        "sessions": [presenters.session(s) for s in page],
+    }
+
+
+def session_read(
+    *, principal: Principal, client: Any, session_id: Any, payload: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One session with a page of its turns in order (``after`` a position, ``limit`` of them);
+    ``next_after`` is the position to ask from next, null at the end."""
+    admitted = begin_read(principal)
+    key = inputs.session_key(client, session_id)
+    v = parse(inputs.READ, payload)
+    if not 1 <= v["limit"] <= inputs.MAX_PAGE:
+        raise InvalidInput(f"limit must be between 1 and {inputs.MAX_PAGE}")
+    if v["after"] is not None and v["after"] < -1:
+        raise InvalidInput("after must be a position (an integer of at least -1)")
+    found = resolve(principal, key)
+    if found is None:
+        raise NotFound("session not found")
+    return _read(principal, found, v["after"], v["limit"], admitted.notice())
+
+
+def session_read_by_id(*, principal: Principal, session_pk: uuid.UUID, after: int | None, limit: int) -> dict[str, Any]:
+    """``session_read`` by the session's own id (the dashboard's links)."""
+    admitted = begin_read(principal)
+    found = sessions_queryset(principal).filter(pk=session_pk).first()
+    if found is None:
+        raise NotFound("session not found")
+    return _read(principal, found, after, limit, admitted.notice())
+
+
+def _read(principal: Principal, found: Session, after: int | None, limit: int, notice: str | None) -> dict[str, Any]:
+    turns = found.turns.order_by("position")
+    if after is not None:
+        turns = turns.filter(position__gt=after)
+    page = list(turns.defer("embedding")[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    return {
+        **presenters.envelope(principal, notice),
+        "session": presenters.session(found),
+        "turns": [presenters.turn(t) for t in page],
+        "next_after": page[-1].position if more and page else None,
+    }
+
+
+# --- search -----------------------------------------------------------------------------------
+
+
+def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Turns ranked by meaning and keywords (``memories.search.hybrid_ranking``, the ranking of
+    ``search``), each with ``context`` turns before and after it in its session."""
+    admitted = begin_read(principal)
+    v = parse(inputs.SEARCH_SESSIONS, payload)
+    if not v["query"].strip():
+        raise InvalidInput("query must not be empty")
+    if not 1 <= v["limit"] <= 100:
+        raise InvalidInput("limit must be between 1 and 100")
+    if not 0 <= v["context"] <= inputs.MAX_CONTEXT:
+        raise InvalidInput(f"context must be between 0 and {inputs.MAX_CONTEXT}")
+    now = timezone.now()
+    since = inputs.parse_time("since", v["since"], now=now)
+    until = inputs.parse_time("until", v["until"], now=now)
+    sessions = sessions_queryset(principal)
+    if v["client"] is not None:
+        sessions = sessions.filter(client=v["client"])
+    if v["session_id"] is not None:
+        sessions = sessions.filter(client_session_id=v["session_id"])
+    candidates = Turn.objects.filter(session__in=sessions.values("pk"), is_stub=False)
+    if since is not None:
+        candidates = candidates.filter(occurred_at__gte=since)
+    if until is not None:
+        candidates = candidates.filter(occurred_at__lt=until)
+    ranked = search.hybrid_ranking(
+        candidates,
+        v["query"],
+        v["limit"],
+        lambda terms: search.term_stats_among(candidates, terms),
+        context_weight=indexing.CONTEXT_WEIGHT,
+    )
+    return {
+        **presenters.envelope(principal, admitted.notice()),
+        "query": v["query"],
+        "results": present_hits(ranked, v["context"]),
+    }
+
+
+def present_hits(ranked: list[search.Candidate], context: int) -> list[dict[str, Any]]:
+    """Each hit with its session and ``context`` turns on each side (by order, across gaps)."""
+    loaded = Turn.objects.defer("embedding").select_related("session__author").in_bulk([c.id for c in ranked])
+    results = []
+    for candidate in ranked:
+        hit = loaded.get(int(candidate.id))
+        if hit is None:
+            continue
+        siblings = Turn.objects.filter(session_id=hit.session_id).defer("embedding")
+        before = list(siblings.filter(position__lt=hit.position).order_by("-position")[:context])[::-1]
+        after = list(siblings.filter(position__gt=hit.position).order_by("position")[:context])
+        results.append(
+            {
+                "score": round(candidate.score, 6),
+                "session": presenters.session(hit.session),
+                "turn": presenters.turn(hit),
+                "context_before": [presenters.turn(t) for t in before] if context else [],
+                "context_after": [presenters.turn(t) for t in after] if context else [],
+            }
+        )
+    return results

@@ -1,0 +1,61 @@
+"""Background work on sessions: turns get their vectors in batches after the upload commits.
+
+Like the archivist (memories.tasks), the database is the outbox: an upload enqueues
+``embed_session_turns`` on commit, and ``sweep_unembedded_turns`` (beat, every minute) re-sends
+sessions whose turns still lack a vector, so a lost message only delays dense search for them
+(keyword search covers them from the moment the upload returns)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+
+from celery import shared_task
+from django.db import OperationalError
+from django.utils import timezone
+
+from memories import embedding
+from memories.tasks import publish
+from transcripts import indexing
+from transcripts.models import Turn
+
+logger = logging.getLogger(__name__)
+
+SWEEP_MIN_AGE = timedelta(seconds=30)
+SWEEP_SESSIONS = 200
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=8,
+)
+def embed_session_turns(session_id: str) -> int:
+    """Embed the session's turns that lack the current model's vector. Idempotent."""
+    done = indexing.embed_pending(uuid.UUID(session_id))
+    logger.info("embedded %d turns of session %s", done, session_id)
+    return done
+
+
+def enqueue_embedding(session_id: uuid.UUID) -> bool:
+    """Call from ``transaction.on_commit``; False when the broker is away (the sweep covers it)."""
+    return publish(embed_session_turns, str(session_id))
+
+
+@shared_task
+def sweep_unembedded_turns(limit: int = SWEEP_SESSIONS) -> int:
+    """Enqueue sessions of live turns left without the current model's vector for a while."""
+    cutoff = timezone.now() - SWEEP_MIN_AGE
+    sessions = list(
+        Turn.objects.filter(session__forgotten_at__isnull=True, is_stub=False, created_at__lte=cutoff)
+        .exclude(embedding_model=embedding.current().model_id)
+        .values_list("session_id", flat=True)
+        .distinct()[:limit]
+    )
+    for session_id in sessions:
+        embed_session_turns.delay(str(session_id))
+    return len(sessions)
