@@ -38,7 +38,6 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -332,7 +331,17 @@ def sync_phase(server: common.Server, tenant: common.Tenant, work: Path, turns: 
 # --- phase 2: proxy latency ----------------------------------------------------------------------
 
 
-Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+class _RemoteCaller:
+    """The agent's own server client (``mmw_agent.remote.Remote``) called in this process: the
+    proxy's path minus the stdio hop and the agent's local state writes. ``remember`` carries an
+    idempotency key, as the proxy sends it."""
+
+    def __init__(self, remote: Any) -> None:
+        self.remote = remote
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        key = f"bench-{uuid.uuid4()}" if name == "remember" else None
+        return await self.remote.call_tool(name, arguments, idempotency_key=key)
 
 
 async def _latency(server: common.Server, tenant: common.Tenant, work: Path, calls: int) -> dict[str, Any]:
@@ -340,6 +349,8 @@ async def _latency(server: common.Server, tenant: common.Tenant, work: Path, cal
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from mmw_agent.config import Config
+    from mmw_agent.remote import Remote
 
     env = agent_environment(work / "proxy", server.url, tenant.api_key)  # no consent: no background upload
     params = StdioServerParameters(command=AGENT_CMD[0], args=AGENT_CMD[1:], env=env)
@@ -353,7 +364,12 @@ async def _latency(server: common.Server, tenant: common.Tenant, work: Path, cal
         ):
             listed = {t.name for t in (await proxied.list_tools()).tools}
             assert {"search", "remember", "mmw_sync_status"} <= listed, listed
-            paths: dict[str, Any] = {"through mmw-agent": proxied, "direct /mcp": direct}
+            remote = Remote(Config(url=server.url, key=tenant.api_key))
+            paths: dict[str, Any] = {
+                "through mmw-agent": proxied,
+                "direct /mcp": direct,
+                "agent's Remote in-process": _RemoteCaller(remote),
+            }
             rng = random.Random(7)
             for i in range(calls + WARM_UP_CALLS):
                 order = list(paths) if i % 2 == 0 else list(reversed(paths))
@@ -372,10 +388,12 @@ async def _latency(server: common.Server, tenant: common.Tenant, work: Path, cal
                         if i >= WARM_UP_CALLS:
                             samples.setdefault(f"{tool} {name}", []).append(elapsed)
     stats = {key: common.summary_ms(values) for key, values in samples.items()}
-    added = {}
+    added: dict[str, dict[str, float]] = {}
     for tool in ("search", "remember"):
-        a, b = stats[f"{tool} through mmw-agent"], stats[f"{tool} direct /mcp"]
-        added[tool] = {q: round(a[q] - b[q], 2) for q in ("p50", "p95", "mean")}
+        base = stats[f"{tool} direct /mcp"]
+        for path in ("through mmw-agent", "agent's Remote in-process"):
+            a = stats[f"{tool} {path}"]
+            added[f"{tool} {path}"] = {q: round(a[q] - base[q], 2) for q in ("p50", "p95", "mean")}
     return {"calls_per_path": calls, "warm_up_calls": WARM_UP_CALLS, "latency_ms": stats, "added_ms": added}
 
 
@@ -428,23 +446,14 @@ def render(agent: dict[str, Any]) -> list[str]:
         "",
     ]
     rows = []
+    lat, added = p["latency_ms"], p["added_ms"]
     for tool in ("search", "remember"):
-        a, b, d = (
-            p["latency_ms"][f"{tool} through mmw-agent"],
-            p["latency_ms"][f"{tool} direct /mcp"],
-            p["added_ms"][tool],
-        )
-        rows.append(
-            [
-                tool,
-                f"{b['p50']:.1f} / {b['p95']:.1f}",
-                f"{a['p50']:.1f} / {a['p95']:.1f}",
-                f"{d['p50']:+.1f} / {d['p95']:+.1f}",
-            ]
-        )
-    lines.append(
-        common.markdown_table(["tool", "direct /mcp p50 / p95", "through mmw-agent p50 / p95", "added p50 / p95"], rows)
-    )
+        for path in ("direct /mcp", "through mmw-agent", "agent's Remote in-process"):
+            x = lat[f"{tool} {path}"]
+            d = added.get(f"{tool} {path}")
+            extra = f"{d['p50']:+.1f} / {d['p95']:+.1f}" if d else "(baseline)"
+            rows.append([tool, path, f"{x['p50']:.1f} / {x['p95']:.1f}", extra])
+    lines.append(common.markdown_table(["tool", "path", "p50 / p95", "added vs direct p50 / p95"], rows))
     return [*lines, ""]
 
 
