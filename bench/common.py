@@ -208,11 +208,16 @@ def free_port() -> int:
 
 
 class Server:
-    """``manage.py serve --no-worker`` and the embedded broker on a free 127.0.0.1 port, for the
-    life of a ``with``."""
+    """``manage.py serve --no-worker`` and the embedded broker (which ``--no-worker`` does not start)
+    on a free 127.0.0.1 port, for the life of a ``with``; ``worker=True`` serves with the Celery
+    worker, beat and the embedded broker (``make run``'s processes), for benchmarks that wait for
+    background work."""
 
-    def __init__(self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None, *, worker: bool = False
+    ) -> None:
         self.port = free_port()
+        self.worker = worker
         self.url = f"http://127.0.0.1:{self.port}"
         self.backend = backend
         self.blas_threads = blas_threads
@@ -225,8 +230,11 @@ class Server:
 
     def __enter__(self) -> Server:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
-        self._broker = start_broker(self._data_dir, self._broker_log_path)
-        cmd = [sys.executable, "manage.py", "serve", "--no-worker", "--host", "127.0.0.1", "--port", str(self.port)]
+        if not self.worker:
+            self._broker = start_broker(self._data_dir, self._broker_log_path)
+        cmd = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        if not self.worker:
+            cmd.append("--no-worker")
         with self._log_path.open("wb") as logfile:
             self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -241,7 +249,8 @@ class Server:
                 raise RuntimeError(f"MMW did not answer /healthz within {STARTUP_TIMEOUT:.0f}s")
             time.sleep(0.2)
         blas = "as shipped" if self.blas_threads is None else str(self.blas_threads)
-        log(f"MMW ({self.backend}, BLAS threads {blas}) serving on {self.url}, pid {self._proc.pid}")
+        worker = ", with worker" if self.worker else ""
+        log(f"MMW ({self.backend}, BLAS threads {blas}{worker}) serving on {self.url}, pid {self._proc.pid}")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py --quick     # `make bench`: minutes
     .venv/bin/python bench/run.py             # `make bench-full`: up to 100k memories
+    .venv/bin/python bench/run.py --only agent  # mmw-agent: sync of 10k turns, proxy latency (not in the default run)
 
 Everything runs against a private data directory (``var/bench`` unless ``--data-dir``): its own
 embedded PostgreSQL, broker and secret key, emptied of memories at the start. Servers are
@@ -32,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common, latency, retrieval
+from bench import agent, common, latency, retrieval
 from bench.common import log, markdown_table
 
 QUICK = {
@@ -57,7 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the minutes-long version (`make bench`)")
     parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--only", choices=["retrieval", "latency"], help="run one part")
+    parser.add_argument("--only", choices=["retrieval", "latency", "agent"], help="run one part (agent: only this way)")
+    parser.add_argument("--agent-turns", type=int, default=10_000, help="agent: turns in the generated history")
+    parser.add_argument("--agent-calls", type=int, default=200, help="agent: measured calls per tool and path")
     parser.add_argument("--sizes", type=int, nargs="+", help="latency sizes (override)")
     parser.add_argument("--backends", nargs="+", help="MMW embedding backends for retrieval (override)")
     parser.add_argument(
@@ -103,6 +106,10 @@ def main() -> None:
         latency.plot(result["latency"], png)
         if mode == "full" and not args.sizes:
             shutil.copyfile(png, common.ROOT / "docs" / "latency.png")
+    if args.only == "agent":
+        with common.stopwatch() as took:
+            result["agent"] = agent.run(data_dir, args.agent_turns, args.agent_calls)
+        result["phases"]["agent"] = round(took())
     result["duration_seconds"] = round(time.time() - started)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     suffix = mode if args.only is None else f"{mode}-{args.only}"
@@ -210,6 +217,8 @@ def render(result: dict[str, Any]) -> str:
         lines += _retrieval_tables(block)
     if "latency" in result:
         lines += _latency_tables(result["latency"])
+    if "agent" in result:
+        lines += agent.render(result["agent"])
     return "\n".join(lines) + "\n"
 
 
