@@ -21,6 +21,7 @@ from dashboard.principals import principal_for_user
 from memories.services import memory_remember
 from tests import live
 from tests.e2e.conftest import shot
+from tests.factories import on_plan
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +116,7 @@ def test_organisation_invites_an_auditor_who_reads_but_cannot_forget_and_sees_th
 ) -> None:
     base = live_server.url
     alice, _ = services.user_get_or_create(email="alice@example.com")
-    org = services.account_create(name="Alice & Co", owner=alice)
+    org = on_plan(services.account_create(name="Alice & Co", owner=alice))  # Team: members and roles
     alpha, _ = services.project_get_or_create(account=org, name="alpha", actor=alice)
     principal = principal_for_user(alice, alpha)
     assert principal is not None
