@@ -44,15 +44,18 @@ class CallAdmission:
             self._state = selectors.billing_state(self.principal.account)
         return self._state
 
-    def check_quota(self) -> None:
-        """Raise ``project memory limit exceeded`` when the plan's record limit is reached; the
-        count is taken under a transaction-scoped advisory lock on the project."""
+    def check_quota(self, pending: int = 0) -> None:
+        """Raise ``project memory limit exceeded`` when the plan's record limit is reached, with
+        the call's ``pending`` records counted; the count is taken under a transaction-scoped
+        advisory lock on the project. Both are taken again at each check (a trigger-kept row:
+        cheap): a batch checks each record in a savepoint, and a rolled-back savepoint releases
+        the lock, so a count kept from before could be stale."""
         plan = self.state.plan
         limit = plan.records_per_project if plan else None
         if limit is None:
             return
         advisory_xact_lock(_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
-        if selectors.live_records(self.principal.project) >= limit:
+        if selectors.live_records(self.principal.project) + pending >= limit:
             raise Forbidden("project memory limit exceeded", code="limit_exceeded")
 
     def check_rate(self) -> None:

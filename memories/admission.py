@@ -26,8 +26,10 @@ class Admission(Protocol):
     def check_rate(self) -> None:
         """Count this call against the per-minute limits (every read and write)."""
 
-    def check_quota(self) -> None:
-        """Refuse a new record past the plan's records-per-project limit (inside the write's transaction)."""
+    def check_quota(self, pending: int = 0) -> None:
+        """Refuse a new record past the plan's records-per-project limit (inside the write's
+        transaction), counting ``pending`` records this call has accepted but not yet inserted
+        (a batch: each record is checked against the quota)."""
 
     def ensure_may_write(self) -> None:
         """Refuse a write while the account is in its grace period, suspended or without a subscription."""
@@ -46,7 +48,7 @@ class OpenAdmission:
     def check_rate(self) -> None:
         return None
 
-    def check_quota(self) -> None:
+    def check_quota(self, pending: int = 0) -> None:
         return None
 
     def ensure_may_write(self) -> None:

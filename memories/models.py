@@ -96,6 +96,11 @@ class Memory(models.Model):
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     device_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the fact happened or was said (``remember``'s ``occurred_at``; the write time when not
+    # given): time filters (``since``/``until``) and time ordering use it, not ``created_at``.
+    occurred_at = models.DateTimeField()
+    # The record's order within its ``source_id`` (a turn number in a conversation), if any.
+    position = models.PositiveIntegerField(null=True, blank=True)
     forgotten_at = models.DateTimeField(null=True, blank=True)
     forgotten_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -128,6 +133,9 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=Q(source_hash__isnull=True) | Q(source_id__isnull=False), name="memory_hash_needs_source"
             ),
+            models.CheckConstraint(
+                condition=Q(position__isnull=True) | Q(position__lte=1_000_000_000), name="memory_position_bounded"
+            ),
             models.UniqueConstraint(
                 fields=["workspace", "fact_key", "version"],
                 condition=Q(fact_key__isnull=False),
@@ -147,6 +155,9 @@ class Memory(models.Model):
                 fields=["workspace", "source_id"], name="memory_ws_source_id", condition=Q(source_id__isnull=False)
             ),
             models.Index(fields=["project", "created_at"], name="memory_project_created"),
+            models.Index(
+                fields=["workspace", "occurred_at"], name="memory_ws_occurred", condition=Q(forgotten_at__isnull=True)
+            ),
             models.Index(fields=["created_at"], name="memory_unarchived", condition=Q(archived_at__isnull=True)),
             models.Index(
                 fields=["expires_at"],

@@ -52,6 +52,8 @@ def record(
         "graph_relations": relations,
         "reason": r.reason,
         "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+        "occurred_at": r.occurred_at.isoformat(),
+        "position": r.position,
         "created_at": r.created_at.isoformat(),
         "author": author(r),
     }
@@ -98,6 +100,8 @@ def remembered(
         "visibility": memory.visibility,
         "expires_at": _iso(memory.expires_at),
         "redactions": redactions,
+        "occurred_at": _iso(memory.occurred_at),
+        "position": memory.position,
         "created_at": _iso(memory.created_at),
     }
 

@@ -101,6 +101,12 @@ MEMORY: Schema = {
         },
         "reason": _nullable("string"),
         "expires_at": {**_nullable("string"), "format": "date-time"},
+        "occurred_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the fact happened (the write time unless given).",
+        },
+        "position": {**_nullable("integer"), "description": "Order within its source_id, if given."},
         "created_at": {"type": "string", "format": "date-time"},
         "author": ref("Author"),
     },
@@ -186,9 +192,22 @@ ANSWERS: dict[str, Schema] = {
                     "required": ["field", "rule"],
                 },
             },
+            "occurred_at": {"type": "string", "format": "date-time"},
+            "position": _nullable("integer"),
             "created_at": {"type": "string", "format": "date-time"},
         },
         ["id", "scope", "status", "source_id", "source_hash", "derived_from", "fact_key", "version", "created_at"],
+    ),
+    "BatchAnswer": _answer(
+        'One result per record, in the order sent (the envelope\'s workspace is "*").',
+        {
+            "results": {
+                "type": "array",
+                "items": {"oneOf": [ref("RememberAnswer"), ref("Error")]},
+                "description": "The remember answer of each record, or {error: {code, message}} for that record alone.",
+            }
+        },
+        ["results"],
     ),
     "MemoryAnswer": _answer("One record.", {"memory": ref("Memory")}, ["memory"]),
     "SearchAnswer": _answer(
@@ -386,6 +405,23 @@ def operation(
         responses=responses,
         parameters=[*([by_id] if by_id else []), *(parameters or []), *RESPONSE_HEADERS],
     )
+
+
+def batch_body() -> Schema:
+    """``POST /memories/batch``: ``{"records": [...]}``, each a remember payload plus its own key."""
+    return {
+        "type": "object",
+        "properties": {
+            "records": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": inputs.MAX_BATCH,
+                "items": inputs.json_schema(inputs.BATCH_ITEM),
+            }
+        },
+        "required": ["records"],
+        "additionalProperties": False,
+    }
 
 
 def forget_body() -> Schema:
