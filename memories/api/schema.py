@@ -294,6 +294,7 @@ COMPONENT_SCHEMAS: dict[str, Schema] = {
     "Author": AUTHOR,
     "Memory": MEMORY,
     "ForgottenVersion": FORGOTTEN_VERSION,
+    "BatchRecord": inputs.json_schema(inputs.BATCH_ITEM),
     **ANSWERS,
 }
 
@@ -408,7 +409,10 @@ def operation(
 
 
 def batch_body() -> Schema:
-    """``POST /memories/batch``: ``{"records": [...]}``, each a remember payload plus its own key."""
+    """``POST /memories/batch``: ``{"records": [...]}``, each a remember payload plus its own key.
+
+    The items are *not* constrained here, because the route accepts any of them: a record that
+    does not fit ``BatchRecord`` gets its own error result, and the call still answers 200."""
     return {
         "type": "object",
         "properties": {
@@ -416,7 +420,10 @@ def batch_body() -> Schema:
                 "type": "array",
                 "minItems": 1,
                 "maxItems": inputs.MAX_BATCH,
-                "items": inputs.json_schema(inputs.BATCH_ITEM),
+                "items": {
+                    "description": "A remember payload with an optional idempotency_key (schema BatchRecord). "
+                    "A record that does not fit gets its own error result; the others are stored."
+                },
             }
         },
         "required": ["records"],

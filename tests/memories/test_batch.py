@@ -248,8 +248,14 @@ def test_history_lists_versions_in_the_order_they_happened(tenancy: Tenancy) -> 
         ({"occurred_at": "yesterday"}, "occurred_at must be an RFC 3339 time such as 2026-01-31T09:30:00Z"),
         ({"occurred_at": "2024-01-01T00:00:00"}, "occurred_at must include a time zone offset (e.g. Z or +02:00)"),
         ({"occurred_at": "1899-12-31T23:59:59Z"}, "occurred_at must lie between the year 1900 and one day from now"),
-        ({"occurred_at": "1900-01-01T00:00:00+01:00"}, "occurred_at must lie between the year 1900 and one day from now"),
-        ({"occurred_at": "0001-01-01T00:00:00+14:00"}, "occurred_at must lie between the year 1900 and one day from now"),
+        (
+            {"occurred_at": "1900-01-01T00:00:00+01:00"},
+            "occurred_at must lie between the year 1900 and one day from now",
+        ),
+        (
+            {"occurred_at": "0001-01-01T00:00:00+14:00"},
+            "occurred_at must lie between the year 1900 and one day from now",
+        ),
         ({"occurred_at": "2999-01-01T00:00:00Z"}, "occurred_at must lie between the year 1900 and one day from now"),
         ({"occurred_at": "x" * 65}, "occurred_at exceeds maximum length of 64"),
         ({"position": -1}, "position must be between 0 and 1000000000"),
@@ -296,5 +302,8 @@ def test_position_and_occurred_at_are_part_of_the_idempotency_fingerprint(tenanc
     assert api.remember(headers=key, content="yes", source_id="chat-1", position=7)[0] == 201
     for changed in ({"position": 8}, {"occurred_at": "2025-01-01T00:00:00Z"}):
         code, answer = api.remember(headers=key, content="yes", source_id="chat-1", **{"position": 7, **changed})
-        assert (code, answer["error"]["message"]) == (409, "409 Conflict: idempotency key was used with different input")
+        assert (code, answer["error"]["message"]) == (
+            409,
+            "409 Conflict: idempotency key was used with different input",
+        )
     assert Memory.objects.count() == 1
