@@ -446,7 +446,9 @@ class _Writer:
 def _item_key(raw: Any) -> str | None:
     if not isinstance(raw, Mapping):
         raise InvalidInput("each record must be a JSON object (a remember payload)")
-    return inputs.parse((inputs.IDEMPOTENCY_KEY,), {"idempotency_key": raw.get("idempotency_key")})["idempotency_key"]
+    parsed = inputs.parse((inputs.IDEMPOTENCY_KEY,), {"idempotency_key": raw.get("idempotency_key")})
+    key: str | None = parsed["idempotency_key"]
+    return key
 
 
 def _check_fields(data: RememberInput) -> None:

@@ -90,7 +90,7 @@ def test_versions_of_one_fact_key_within_a_batch_follow_each_other(tenancy: Tena
     assert error_of(results[2]) == ("conflict", "version conflict: expected version 2 but the latest is 3")
     live = Memory.objects.filter(fact_key="api-timeout").order_by("version")
     assert [(m.version, m.superseded_at is None) for m in live] == [(1, False), (2, False), (3, True)]
-    code, history = api.call("GET", "/memories/history?fact_key=api-timeout")
+    _, history = api.call("GET", "/memories/history?fact_key=api-timeout")
     assert [v["version"] for v in history["versions"]] == [1, 2, 3]
 
 
@@ -229,7 +229,7 @@ def test_occurred_at_is_stored_returned_and_filters_search_and_recall(tenancy: T
         for window in ({}, {"since": "2025-01-01T00:00:00Z"}, {"until": "2024-12-31T23:59:59Z"})
     ]
     assert ids == [{old["id"], new["id"]}, {new["id"]}, {old["id"]}]
-    code, pack = api.call("POST", "/recall-context", {"task": "meeting Django", "until": "2024-12-31T00:00:00Z"})
+    _, pack = api.call("POST", "/recall-context", {"task": "meeting Django", "until": "2024-12-31T00:00:00Z"})
     assert [i["id"] for i in pack["items"]] == [old["id"]]
     assert pack["items"][0]["occurred_at"] == "2024-03-01T08:00:00+00:00"
 
@@ -238,7 +238,7 @@ def test_history_lists_versions_in_the_order_they_happened(tenancy: Tenancy) -> 
     api = Api(tenancy.alice.key)
     api.ok_remember(content="the office is in Berlin", fact_key="office", occurred_at="2025-06-01T00:00:00Z")
     api.ok_remember(content="the office was in Hamburg", fact_key="office", occurred_at="2021-01-01T00:00:00Z")
-    code, history = api.call("GET", "/memories/history?fact_key=office")
+    _, history = api.call("GET", "/memories/history?fact_key=office")
     assert [(v["version"], v["content"][-7:]) for v in history["versions"]] == [(2, "Hamburg"), (1, " Berlin")]
 
 
