@@ -164,9 +164,13 @@ def free_port() -> int:
 
 
 class Server:
-    """``manage.py serve --no-worker`` on a free 127.0.0.1 port, for the life of a ``with``."""
+    """``manage.py serve --no-worker`` on a free 127.0.0.1 port, for the life of a ``with``
+    (``worker=True``: with its Celery worker, beat and embedded broker, as ``make run``)."""
 
-    def __init__(self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None, *, worker: bool = False
+    ) -> None:
+        self.worker = worker
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.backend = backend
@@ -178,7 +182,9 @@ class Server:
     def __enter__(self) -> Server:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
         logfile = self._log_path.open("wb")
-        cmd = [sys.executable, "manage.py", "serve", "--no-worker", "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        if not self.worker:
+            cmd.insert(3, "--no-worker")
         self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:

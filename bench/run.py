@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common, latency, retrieval
+from bench import common, ingest, latency, retrieval
 from bench.common import log, markdown_table
 
 QUICK = {
@@ -56,7 +56,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the minutes-long version (`make bench`)")
     parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--only", choices=["retrieval", "latency"], help="run one part")
+    parser.add_argument("--only", choices=["retrieval", "latency", "ingest"], help="run one part")
+    parser.add_argument(
+        "--ingest-scale", type=int, help="with ingest: then load this many records by batches (time, size, search)"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", help="latency sizes (override)")
     parser.add_argument("--backends", nargs="+", help="MMW embedding backends for retrieval (override)")
     parser.add_argument(
@@ -102,6 +105,10 @@ def main() -> None:
         latency.plot(result["latency"], png)
         if mode == "full" and not args.sizes:
             shutil.copyfile(png, common.ROOT / "docs" / "latency.png")
+    if args.only in (None, "ingest"):
+        with common.stopwatch() as took:
+            result["ingest"] = ingest.run(data_dir, args.quick, args.ingest_scale)
+        result["phases"]["ingest"] = round(took())
     result["duration_seconds"] = round(time.time() - started)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     suffix = mode if args.only is None else f"{mode}-{args.only}"
@@ -209,6 +216,10 @@ def render(result: dict[str, Any]) -> str:
         lines += _retrieval_tables(block)
     if "latency" in result:
         lines += _latency_tables(result["latency"])
+    if "ingest" in result:
+        lines += ["## Ingest through REST (records/s; baseline: one-at-a-time remember, same run)", ""]
+        for table in ingest.tables(result["ingest"]):
+            lines += [table, ""]
     return "\n".join(lines) + "\n"
 
 
