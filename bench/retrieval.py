@@ -441,7 +441,7 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
     api_key, keys = bulk_load_dataset(data, backend_name)
     principal = resolve_key(api_key)
     assert principal is not None
-    scoped = {ws: selectors._scoped(principal, ws) for ws in data.workspaces()}
+    scoped = {ws: selectors.memory_queryset(principal=principal, workspace=ws) for ws in data.workspaces()}
     original_stop = search.STOP_WORDS
     project_id = principal.project.pk
 
