@@ -31,6 +31,12 @@ class Admission(Protocol):
         transaction), counting ``pending`` records this call has accepted but not yet inserted
         (a batch: each record is checked against the quota)."""
 
+    def hold_quota(self) -> None:
+        """Take what ``check_quota`` needs (a lock, the count) now, for the rest of the call's
+        transaction: a batch calls it once, outside its records' savepoints, so each record's
+        ``check_quota`` is then answered without a query (and no savepoint rollback can release
+        the lock)."""
+
     def ensure_may_write(self) -> None:
         """Refuse a write while the account is in its grace period, suspended or without a subscription."""
 
@@ -49,6 +55,9 @@ class OpenAdmission:
         return None
 
     def check_quota(self, pending: int = 0) -> None:
+        return None
+
+    def hold_quota(self) -> None:
         return None
 
     def ensure_may_write(self) -> None:

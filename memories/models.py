@@ -7,7 +7,8 @@ Records are append-only: a newer ``fact_key`` version is a new row, and ``forget
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -22,6 +23,24 @@ from accounts.models import Account, ApiKey, Project, Workspace
 
 if TYPE_CHECKING:
     from accounts.keys import Principal
+
+
+class _ArrayField(ArrayField):  # type: ignore[type-arg]
+    """``ArrayField`` whose SQL placeholder is computed once per field, not once per value:
+    Django rebuilds the column type for every row of a bulk INSERT (0.5 ms each, three array
+    columns: a 500-record batch spent 0.7 s there). Same column, same migrations (``deconstruct``
+    names the plain ``ArrayField``)."""
+
+    def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
+        placeholder = self.__dict__.get("_mmw_placeholder")
+        if placeholder is None:
+            placeholder = super().get_placeholder(value, compiler, connection)  # type: ignore[misc]
+            self.__dict__["_mmw_placeholder"] = placeholder
+        return str(placeholder)
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.contrib.postgres.fields.ArrayField", args, kwargs
 
 
 class Visibility(models.TextChoices):
@@ -85,12 +104,12 @@ class Memory(models.Model):
     superseded_at = models.DateTimeField(null=True, blank=True)
     confidence = models.FloatField(default=0.5)
     importance = models.FloatField(default=0.5)
-    derived_from = ArrayField(models.UUIDField(), default=list, blank=True)
-    tags = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    derived_from = _ArrayField(models.UUIDField(), default=list, blank=True)
+    tags = _ArrayField(models.CharField(max_length=200), default=list, blank=True)
     reason = models.TextField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.PROJECT)
-    department_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    department_ids = _ArrayField(models.BigIntegerField(), default=list, blank=True)
 
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -37,6 +37,10 @@ CLEANUP_BATCH = 5000
 # Records per embedding message and per model call: large enough for the model's batch call to
 # pay off, small enough that two workers share a 500-record batch (bench/ingest.py measures it).
 EMBED_BATCH = 100
+# The Redis transport polls priority 0 first and 9 last: a batch's archivist runs (seconds of CPU
+# per hundred records) wait behind every queued embedding, so the vectors of later batches are
+# not held up by the analysis of earlier ones (measured: bench/ingest.py). Other tasks keep 0.
+BATCH_ARCHIVE_PRIORITY = 9
 
 # Publishing from a request: tight socket timeouts and one retry, so a dead or hung broker costs a
 # write at most ~2 x PUBLISH_TIMEOUT; after a failure, writes skip the broker for BREAKER_SECONDS
@@ -105,7 +109,7 @@ def embed_memories(memory_ids: list[str]) -> int:
     for start in range(0, len(memory_ids), EMBED_BATCH):
         written += embedding.embed_records(memory_ids[start : start + EMBED_BATCH])
     for memory_id in memory_ids:
-        archive_memory.delay(memory_id)
+        archive_memory.apply_async((memory_id,), priority=BATCH_ARCHIVE_PRIORITY)
     logger.info("embedded %d of %d records", written, len(memory_ids))
     return written
 
