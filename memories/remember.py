@@ -468,11 +468,11 @@ def _bulk_insert(memories: list[Memory]) -> None:
     psycopg's client-side parsing of such a query text alone took 0.6 s of a 500-record batch
     (profiled in docs/ingest.md). Values are the fields' own (``pre_save`` fills ``created_at``);
     vectors travel as their text form."""
-    fields = [f for f in Memory._meta.concrete_fields if not f.generated]
+    fields = [(f, str(f.column)) for f in Memory._meta.concrete_fields if not f.generated]
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in fields)
-    types = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in fields)
-    rows = [{f.column: _json_value(f, f.pre_save(m, add=True)) for f in fields} for m in memories]
+    columns = ", ".join(quote(column) for _, column in fields)
+    types = ", ".join(f"{quote(column)} {f.db_type(connection)}" for f, column in fields)
+    rows = [{column: _json_value(f, f.pre_save(m, add=True)) for f, column in fields} for m in memories]
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {Memory._meta.db_table} ({columns}) "  # noqa: S608 - names from the model, values bound
