@@ -60,6 +60,9 @@ def main() -> None:
     parser.add_argument(
         "--ingest-scale", type=int, help="with ingest: then load this many records by batches (time, size, search)"
     )
+    parser.add_argument(
+        "--ingest-scale-only", action="store_true", help="with --ingest-scale: skip the batch size x clients table"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", help="latency sizes (override)")
     parser.add_argument("--backends", nargs="+", help="MMW embedding backends for retrieval (override)")
     parser.add_argument(
@@ -107,7 +110,7 @@ def main() -> None:
             shutil.copyfile(png, common.ROOT / "docs" / "latency.png")
     if args.only in (None, "ingest"):
         with common.stopwatch() as took:
-            result["ingest"] = ingest.run(data_dir, args.quick, args.ingest_scale)
+            result["ingest"] = ingest.run(data_dir, args.quick, args.ingest_scale, configs=not args.ingest_scale_only)
         result["phases"]["ingest"] = round(took())
     result["duration_seconds"] = round(time.time() - started)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
