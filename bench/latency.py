@@ -318,12 +318,12 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     from django.db import transaction
 
     from accounts.keys import resolve_key
-    from memories import embedding, search, selectors, services
+    from memories import embedding, remember, search, selectors, services
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
     original_hybrid = search.hybrid_hits
-    original_limits = services._check_technical_limits
+    original_limits = remember._Writer._check_technical_limits
 
     def run_search(patch: Any) -> None:
         search.hybrid_hits = patch
@@ -334,11 +334,11 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
 
     def run_remember(skip_limits: bool) -> None:
         if skip_limits:
-            services._check_technical_limits = lambda principal, state: None
+            remember._Writer._check_technical_limits = lambda self, state: None  # type: ignore[method-assign]
         try:
             services.memory_remember(principal=principal, payload={"content": texts.record()})
         finally:
-            services._check_technical_limits = original_limits
+            remember._Writer._check_technical_limits = original_limits  # type: ignore[method-assign]
 
     qs = selectors.memory_queryset(principal=principal, workspace="default")
     assert qs is not None

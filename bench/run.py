@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import agent, common, latency, retrieval
+from bench import agent, common, ingest, latency, retrieval
 from bench.common import log, markdown_table
 
 QUICK = {
@@ -58,9 +58,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the minutes-long version (`make bench`)")
     parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--only", choices=["retrieval", "latency", "agent"], help="run one part (agent: only this way)")
+    parser.add_argument(
+        "--only", choices=["retrieval", "latency", "ingest", "agent"], help="run one part (agent: only this way)"
+    )
     parser.add_argument("--agent-turns", type=int, default=10_000, help="agent: turns in the generated history")
     parser.add_argument("--agent-calls", type=int, default=200, help="agent: measured calls per tool and path")
+    parser.add_argument(
+        "--ingest-scale", type=int, help="with ingest: then load this many records by batches (time, size, search)"
+    )
+    parser.add_argument(
+        "--ingest-scale-only", action="store_true", help="with --ingest-scale: skip the batch size x clients table"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", help="latency sizes (override)")
     parser.add_argument("--backends", nargs="+", help="MMW embedding backends for retrieval (override)")
     parser.add_argument(
@@ -110,6 +118,10 @@ def main() -> None:
         with common.stopwatch() as took:
             result["agent"] = agent.run(data_dir, args.agent_turns, args.agent_calls)
         result["phases"]["agent"] = round(took())
+    if args.only in (None, "ingest"):
+        with common.stopwatch() as took:
+            result["ingest"] = ingest.run(data_dir, args.quick, args.ingest_scale, configs=not args.ingest_scale_only)
+        result["phases"]["ingest"] = round(took())
     result["duration_seconds"] = round(time.time() - started)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     suffix = mode if args.only is None else f"{mode}-{args.only}"
@@ -219,6 +231,10 @@ def render(result: dict[str, Any]) -> str:
         lines += _latency_tables(result["latency"])
     if "agent" in result:
         lines += agent.render(result["agent"])
+    if "ingest" in result:
+        lines += ["## Ingest through REST (records/s; baseline: one-at-a-time remember, same run)", ""]
+        for table in ingest.tables(result["ingest"]):
+            lines += [table, ""]
     return "\n".join(lines) + "\n"
 
 

@@ -39,6 +39,7 @@ class CallAdmission:
     def __init__(self, principal: Principal) -> None:
         self.principal = principal
         self._state: selectors.BillingState | None = None
+        self._held: int | None = None  # the project's live records, read under the lock (hold_quota)
 
     @property
     def state(self) -> selectors.BillingState:
@@ -46,15 +47,16 @@ class CallAdmission:
             self._state = selectors.billing_state(self.principal.account)
         return self._state
 
-    def check_quota(self) -> None:
-        """Raise ``project memory limit exceeded`` when the plan's record limit is reached; the
-        count is taken under a transaction-scoped advisory lock on the project."""
-        plan = self.state.plan
-        limit = plan.records_per_project if plan else None
+    def check_quota(self, pending: int = 0) -> None:
+        """Raise ``project memory limit exceeded`` when the plan's record limit is reached, with
+        the call's ``pending`` records counted; the count is taken under a transaction-scoped
+        advisory lock on the project. Without ``hold_quota`` both are taken at each check (a
+        rolled-back savepoint would release the lock, so a count kept from before could be stale)."""
+        limit = self._quota_limit()
         if limit is None:
             return
-        advisory_xact_lock(_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
-        if selectors.live_records(self.principal.project) >= limit:
+        live = self._held if self._held is not None else self._locked_count()
+        if live + pending >= limit:
             raise Forbidden("project memory limit exceeded", code="limit_exceeded")
 
     def turn_room(self, wanted: int) -> int:
@@ -66,6 +68,19 @@ class CallAdmission:
             return wanted
         advisory_xact_lock(_TURN_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
         return max(0, min(wanted, limit - selectors.live_turns(self.principal.project)))
+
+    def hold_quota(self) -> None:
+        """Lock the project's quota and read its count once, for the rest of the transaction."""
+        if self._quota_limit() is not None and self._held is None:
+            self._held = self._locked_count()
+
+    def _quota_limit(self) -> int | None:
+        plan = self.state.plan
+        return plan.records_per_project if plan else None
+
+    def _locked_count(self) -> int:
+        advisory_xact_lock(_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
+        return selectors.live_records(self.principal.project)
 
     def check_rate(self) -> None:
         """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""

@@ -26,8 +26,16 @@ class Admission(Protocol):
     def check_rate(self) -> None:
         """Count this call against the per-minute limits (every read and write)."""
 
-    def check_quota(self) -> None:
-        """Refuse a new record past the plan's records-per-project limit (inside the write's transaction)."""
+    def check_quota(self, pending: int = 0) -> None:
+        """Refuse a new record past the plan's records-per-project limit (inside the write's
+        transaction), counting ``pending`` records this call has accepted but not yet inserted
+        (a batch: each record is checked against the quota)."""
+
+    def hold_quota(self) -> None:
+        """Take what ``check_quota`` needs (a lock, the count) now, for the rest of the call's
+        transaction: a batch calls it once, outside its records' savepoints, so each record's
+        ``check_quota`` is then answered without a query (and no savepoint rollback can release
+        the lock)."""
 
     def turn_room(self, wanted: int) -> int:
         """How many of ``wanted`` new session turns the plan's turns-per-project limit still
@@ -50,7 +58,10 @@ class OpenAdmission:
     def check_rate(self) -> None:
         return None
 
-    def check_quota(self) -> None:
+    def check_quota(self, pending: int = 0) -> None:
+        return None
+
+    def hold_quota(self) -> None:
         return None
 
     def turn_room(self, wanted: int) -> int:

@@ -9,6 +9,7 @@ Vectors are stored with their ``model_id`` and only ever compared with the same 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -84,6 +85,42 @@ def ensure_embedded(memory_id: Any) -> bool:
         return False
     Memory.objects.filter(id=memory_id).update(embedding=vector, embedding_model=backend.model_id)
     return True
+
+
+def embed_records(memory_ids: Sequence[Any]) -> int:
+    """Give the live records of ``memory_ids`` that lack the current model's vector one, with
+    the backend's batch call (``embed_documents`` over all of them at once) and one ``UPDATE``.
+    Returns how many vectors were written; a failing model writes none (logged; the archivist's
+    ``ensure_embedded`` and the sweep retry them one by one)."""
+    from memories.models import Memory
+
+    backend = current()
+    rows = list(
+        Memory.objects.filter(id__in=list(memory_ids), forgotten_at__isnull=True)
+        .exclude(embedding_model=backend.model_id)
+        .values_list("id", "content")
+    )
+    if not rows:
+        return 0
+    try:
+        vectors = backend.embed_documents([content[:MAX_EMBEDDED_CHARS] for _, content in rows])
+    except EmbeddingError:
+        logger.exception("batch embedding of %d records failed; keyword search still covers them", len(rows))
+        return 0
+    store_vectors(backend.model_id, [(memory_id, vector) for (memory_id, _), vector in zip(rows, vectors, strict=True)])
+    return len(rows)
+
+
+def store_vectors(model_id: str, pairs: Sequence[tuple[Any, list[float]]]) -> None:
+    """Write many records' vectors in one statement (an ``UPDATE ... FROM unnest``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory AS m SET embedding = v.e::vector, embedding_model = %s"
+            " FROM unnest(%s::uuid[], %s::text[]) AS v(id, e) WHERE m.id = v.id",
+            [model_id, [i for i, _ in pairs], ["[" + ",".join(map(repr, vec)) + "]" for _, vec in pairs]],
+        )
 
 
 def reembed_batch(backend: EmbeddingBackend, batch_size: int) -> int:

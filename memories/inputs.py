@@ -35,6 +35,9 @@ ID_CHARS = 100  # a record id (a UUID in any of its spellings)
 MAX_TAGS = 64
 MAX_DERIVED_FROM = 50
 MAX_INT = 2**31 - 1
+MAX_POSITION = 1_000_000_000
+TIME_CHARS = 64  # an RFC 3339 time
+MAX_BATCH = 500  # records per POST /api/v1/memories/batch
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,42 @@ REMEMBER: tuple[Param, ...] = (
         nullable=False,
         enum=("author", "department", "project", "org"),
     ),
+    Param(
+        "occurred_at",
+        "string",
+        "When the fact happened or was said: an RFC 3339 time with an offset, from the year 1900 to one day "
+        "ahead (default: the write time). since/until filters and time ordering use it.",
+        max_length=TIME_CHARS,
+    ),
+    Param(
+        "position",
+        "integer",
+        "The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000).",
+        minimum=0,
+        maximum=MAX_POSITION,
+    ),
+)
+
+# One item of POST /api/v1/memories/batch: a remember payload plus its own idempotency key.
+IDEMPOTENCY_KEY = Param(
+    "idempotency_key",
+    "string",
+    "This item's idempotency key (as X-Idempotency-Key for one remember): 1-256 printable ASCII characters.",
+    max_length=256,
+)
+BATCH_ITEM: tuple[Param, ...] = (*REMEMBER, IDEMPOTENCY_KEY)
+
+SINCE = Param(
+    "since",
+    "string",
+    "Only records whose occurred_at is at or after this RFC 3339 time.",
+    max_length=TIME_CHARS,
+)
+UNTIL = Param(
+    "until",
+    "string",
+    "Only records whose occurred_at is at or before this RFC 3339 time.",
+    max_length=TIME_CHARS,
 )
 
 SEARCH: tuple[Param, ...] = (
@@ -243,6 +282,8 @@ SEARCH: tuple[Param, ...] = (
         default=False,
         nullable=False,
     ),
+    SINCE,
+    UNTIL,
 )
 
 # A listing without a query (the dashboard's record browser): search's workspace and filters,
@@ -316,6 +357,8 @@ RECALL: tuple[Param, ...] = (
         minimum=100,
         maximum=32_000,
     ),
+    SINCE,
+    UNTIL,
 )
 
 GET: tuple[Param, ...] = (

@@ -7,8 +7,8 @@ Records are append-only: a newer ``fact_key`` version is a new row, and ``forget
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -23,6 +23,24 @@ from accounts.models import Account, ApiKey, Project, Workspace
 
 if TYPE_CHECKING:
     from accounts.keys import Principal
+
+
+class _ArrayField(ArrayField):  # type: ignore[type-arg]
+    """``ArrayField`` whose SQL placeholder is computed once per field, not once per value:
+    Django rebuilds the column type for every row of a bulk INSERT (0.5 ms each, three array
+    columns: a 500-record batch spent 0.7 s there). Same column, same migrations (``deconstruct``
+    names the plain ``ArrayField``)."""
+
+    def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
+        placeholder = self.__dict__.get("_mmw_placeholder")
+        if placeholder is None:
+            placeholder = super().get_placeholder(value, compiler, connection)  # type: ignore[misc]
+            self.__dict__["_mmw_placeholder"] = placeholder
+        return str(placeholder)
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.contrib.postgres.fields.ArrayField", args, kwargs
 
 
 class Visibility(models.TextChoices):
@@ -90,17 +108,22 @@ class Memory(models.Model):
     superseded_at = models.DateTimeField(null=True, blank=True)
     confidence = models.FloatField(default=0.5)
     importance = models.FloatField(default=0.5)
-    derived_from = ArrayField(models.UUIDField(), default=list, blank=True)
-    tags = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    derived_from = _ArrayField(models.UUIDField(), default=list, blank=True)
+    tags = _ArrayField(models.CharField(max_length=200), default=list, blank=True)
     reason = models.TextField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.PROJECT)
-    department_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    department_ids = _ArrayField(models.BigIntegerField(), default=list, blank=True)
 
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     device_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the fact happened or was said (``remember``'s ``occurred_at``; the write time when not
+    # given): time filters (``since``/``until``) and time ordering use it, not ``created_at``.
+    occurred_at = models.DateTimeField()
+    # The record's order within its ``source_id`` (a turn number in a conversation), if any.
+    position = models.PositiveIntegerField(null=True, blank=True)
     forgotten_at = models.DateTimeField(null=True, blank=True)
     forgotten_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -133,6 +156,9 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=Q(source_hash__isnull=True) | Q(source_id__isnull=False), name="memory_hash_needs_source"
             ),
+            models.CheckConstraint(
+                condition=Q(position__isnull=True) | Q(position__lte=1_000_000_000), name="memory_position_bounded"
+            ),
             models.UniqueConstraint(
                 fields=["workspace", "fact_key", "version"],
                 condition=Q(fact_key__isnull=False),
@@ -152,6 +178,9 @@ class Memory(models.Model):
                 fields=["workspace", "source_id"], name="memory_ws_source_id", condition=Q(source_id__isnull=False)
             ),
             models.Index(fields=["project", "created_at"], name="memory_project_created"),
+            models.Index(
+                fields=["workspace", "occurred_at"], name="memory_ws_occurred", condition=Q(forgotten_at__isnull=True)
+            ),
             models.Index(fields=["created_at"], name="memory_unarchived", condition=Q(archived_at__isnull=True)),
             models.Index(
                 fields=["expires_at"],

@@ -68,6 +68,8 @@ class Record(TypedDict):
     reason: str | None
     expires_at: str | None
     created_at: str
+    occurred_at: str
+    position: int | None
     author: Author
 
 
@@ -110,6 +112,25 @@ class Remembered(Envelope):
     expires_at: str | None
     redactions: list[Redaction]
     created_at: str | None
+    occurred_at: str | None
+    position: int | None
+
+
+class ErrorBody(TypedDict):
+    code: str
+    message: str
+
+
+class ItemError(TypedDict):
+    """One batch record's refusal, in its place in ``results``."""
+
+    error: ErrorBody
+
+
+class Batch(Envelope):
+    """The answer of ``POST /api/v1/memories/batch``: one entry per record, in order."""
+
+    results: list[Remembered | ItemError]
 
 
 class Found(Envelope):
@@ -227,6 +248,8 @@ def record(
         "graph_relations": relations,
         "reason": r.reason,
         "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+        "occurred_at": r.occurred_at.isoformat(),
+        "position": r.position,
         "created_at": r.created_at.isoformat(),
         "author": author(r),
     }
@@ -271,6 +294,8 @@ def remembered(principal: Principal, memory: Memory, redactions: list[Redaction]
         "visibility": memory.visibility,
         "expires_at": _iso(memory.expires_at),
         "redactions": redactions,
+        "occurred_at": _iso(memory.occurred_at),
+        "position": memory.position,
         "created_at": _iso(memory.created_at),
     }
 

@@ -66,6 +66,41 @@ def parse_expires_at(value: str, *, now: datetime) -> datetime:
     return parsed.astimezone(UTC)
 
 
+EARLIEST_OCCURRED = datetime(1900, 1, 1, tzinfo=UTC)
+OCCURRED_AHEAD = timedelta(days=1)
+MAX_POSITION = 1_000_000_000
+_EARLIEST_FILTER_YEAR, _LATEST_FILTER_YEAR = 1900, 9998
+
+
+def _rfc3339(name: str, value: str) -> datetime:
+    """An RFC 3339 time with an offset (or ``Z``), as given (not converted)."""
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} must be an RFC 3339 time such as 2026-01-31T09:30:00Z") from None
+    if parsed.tzinfo is None:
+        raise InvalidInput(f"{name} must include a time zone offset (e.g. Z or +02:00)")
+    return parsed
+
+
+def parse_occurred_at(value: str, *, now: datetime) -> datetime:
+    """When a fact happened: an RFC 3339 time from the year 1900 to one day after ``now`` (a
+    clock a little ahead is tolerated; a date years ahead is a mistake). Returned in UTC."""
+    parsed = _rfc3339("occurred_at", value)
+    # The year first: comparing a time near year 1 with another offset would overflow.
+    if parsed.year < EARLIEST_OCCURRED.year or parsed < EARLIEST_OCCURRED or parsed > now + OCCURRED_AHEAD:
+        raise InvalidInput("occurred_at must lie between the year 1900 and one day from now")
+    return parsed.astimezone(UTC)
+
+
+def parse_time_filter(name: str, value: str) -> datetime:
+    """``since`` / ``until``: an RFC 3339 time in years 1900-9998, in UTC."""
+    parsed = _rfc3339(name, value)
+    if not _EARLIEST_FILTER_YEAR <= parsed.year <= _LATEST_FILTER_YEAR:
+        raise InvalidInput(f"{name} must lie between the years 1900 and 9998")
+    return parsed.astimezone(UTC)
+
+
 def valid_idempotency_key(value: str) -> bool:
     """1-256 printable ASCII characters (0x20-0x7E)."""
     return bool(_IDEMPOTENCY_KEY.match(value))

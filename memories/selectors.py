@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -46,11 +47,20 @@ class MemoryFilters:
     min_confidence: float | None = None
     min_importance: float | None = None
     latest_only: bool = False
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> MemoryFilters:
-        """The filters among parsed parameters (other keys are ignored)."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+        """The filters among parsed parameters (other keys are ignored); ``since`` / ``until``
+        are parsed here (RFC 3339, on ``occurred_at``) and must not be reversed."""
+        chosen = {f.name: values[f.name] for f in fields(cls) if f.name in values}
+        for name in ("since", "until"):
+            if isinstance(chosen.get(name), str):
+                chosen[name] = record_rules.parse_time_filter(name, chosen[name])
+        if chosen.get("since") is not None and chosen.get("until") is not None and chosen["since"] > chosen["until"]:
+            raise InvalidInput("since must not be later than until")
+        return cls(**chosen)
 
 
 def memory_queryset(
@@ -88,8 +98,9 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     for name in ("min_confidence", "min_importance"):
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
+    filters = MemoryFilters.of(v)
     answer: presenters.Found = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
-    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
     if base is None:
         return answer
     hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk)
@@ -126,6 +137,10 @@ def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> Q
         qs = qs.filter(confidence__gte=f.min_confidence)
     if f.min_importance is not None:
         qs = qs.filter(importance__gte=f.min_importance)
+    if f.since is not None:
+        qs = qs.filter(occurred_at__gte=f.since)
+    if f.until is not None:
+        qs = qs.filter(occurred_at__lte=f.until)
     if f.latest_only:
         # "Latest" among the versions the caller can read: a hidden newer draft must neither
         # hide an older version nor reveal itself.
@@ -226,7 +241,8 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
     if fact_key is None:
         rows = list(visible.filter(id=anchor.id))
     else:
-        rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("version"))
+        # In the order things happened (occurred_at; the write order for records written without it).
+        rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("occurred_at", "version"))
     live = [r for r in rows if r.forgotten_at is None]
     presented = {p["id"]: p for p in present(principal, live)}
     versions: list[presenters.Record | presenters.ForgottenStub] = [
@@ -274,14 +290,15 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
         "items": [],
         "omitted": 0,
     }
-    base = memory_queryset(principal=principal, workspace=v["workspace"])
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
     hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
     relevance = {h.memory.id: h.score for h in hits}
-    pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-created_at")[:20])
+    pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-occurred_at")[:20])
     pool = [h.memory for h in hits] + pinned
-    pool.sort(key=lambda m: (-m.importance, -relevance.get(m.id, 0.0), -m.created_at.timestamp()))
+    # Equal importance and relevance: what happened last first (occurred_at, not the write time).
+    pool.sort(key=lambda m: (-m.importance, -relevance.get(m.id, 0.0), -m.occurred_at.timestamp()))
     chosen, used = [], 0
     for record in pool:
         cost = record_rules.approx_tokens(record.content)

@@ -1,7 +1,9 @@
-"""Everything that writes memories: ``memory_remember`` and ``memory_forget``.
+"""Everything that writes memories: ``memory_remember`` and ``memory_remember_batch`` (in
+``memories.remember``: one code path for one record and for many), ``memory_forget``, workspace
+deletion and expiry.
 
-Both take the caller's ``Principal`` and the raw JSON object of the request; the checks run in
-the order docs/reference/remember.md lists, with its exact texts, whichever surface (REST, MCP, dashboard) calls.
+Each takes the caller's ``Principal`` and the raw JSON object of the request; the checks run in
+the order docs/reference/ lists, with its exact texts, whichever surface (REST, MCP, dashboard) calls.
 """
 
 from __future__ import annotations
@@ -9,11 +11,9 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -21,218 +21,13 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import MANAGE_REFUSAL, audit_record
-from memories import admission, embedding, guard, inputs, presenters, record_rules, tasks
-from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
+from memories import admission, inputs, presenters
+from memories.models import Memory, MemoryRelation
 from memories.presenters import API_VERSION
+from memories.remember import memory_remember, memory_remember_batch
 from memories.workspaces import ALL, WorkspaceState, workspace_state
-from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
-from mmw.locks import advisory_xact_lock
+from mmw.errors import Forbidden, InvalidInput, MMWError, NotFound
 from orgs.selectors import acting_membership
-
-
-@dataclass(frozen=True)
-class RememberInput:
-    content: str
-    workspace: str
-    scope: str
-    source: str
-    source_id: str | None
-    source_hash: str | None
-    source_revision: str | None
-    fact_key: str | None
-    confidence: float
-    derived_from: list[str] | None
-    tags: list[str] | None
-    expires_at: str | None
-    reason: str | None
-    expected_version: int | None
-    visibility: str
-
-
-def memory_remember(
-    *, principal: Principal, payload: Mapping[str, Any] | None, idempotency_key: str | None = None
-) -> presenters.Remembered:
-    """Store one new record (never updating or deleting another) and return SPEC's answer.
-
-    With ``idempotency_key`` a replay of the same input returns the first answer unchanged, and
-    the same key with other input is refused; the key is scoped to (API key, project, workspace).
-    """
-    data = RememberInput(**inputs.parse(inputs.REMEMBER, payload))
-    _check_fields(data)
-    with transaction.atomic():
-        derived = _check_derived_from(principal, data.derived_from)
-        if idempotency_key is not None:
-            replay = _idempotent_replay(principal, data, idempotency_key)
-            if replay is not None:
-                return replay
-        answer = _remember(principal, data, derived, admission.admit(principal))
-        if idempotency_key is not None and principal.api_key is not None:
-            IdempotencyRecord.objects.create(
-                api_key=principal.api_key,
-                project=principal.project,
-                workspace_name=data.workspace,
-                key=idempotency_key,
-                request_hash=record_rules.request_hash(vars(data)),
-                response=answer,
-            )
-    return answer
-
-
-def _check_fields(data: RememberInput) -> None:
-    if not data.content.strip():
-        raise InvalidInput("content must not be empty")
-    if not data.workspace.strip() or not data.scope.strip():
-        raise InvalidInput("workspace and scope must not be empty")
-    if not 0.0 <= data.confidence <= 1.0:
-        raise InvalidInput("confidence must be between 0 and 1")
-    if data.source_hash is not None and data.source_id is None:
-        raise InvalidInput("source_id is required when source_hash is provided")
-    if data.visibility not in Visibility.values:
-        raise InvalidInput(f"visibility must be one of {', '.join(Visibility.values)}")
-    if data.expected_version is not None and data.expected_version < 1:
-        raise InvalidInput("expected_version must be a positive integer")
-    if data.expected_version is not None and data.fact_key is None:
-        raise InvalidInput("expected_version requires fact_key")
-
-
-def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uuid.UUID]:
-    """Every id must name a live record the caller can read; the answer is sorted and unique."""
-    if not ids:
-        return []
-    try:
-        wanted = sorted({uuid.UUID(i) for i in ids})
-    except ValueError:
-        raise InvalidInput("derived_from contains unknown memory ids") from None
-    found = Memory.objects.visible_to(principal).live().filter(id__in=wanted).count()
-    if found != len(wanted):
-        raise InvalidInput("derived_from contains unknown memory ids")
-    return wanted
-
-
-def _idempotent_replay(principal: Principal, data: RememberInput, key: str) -> presenters.Remembered | None:
-    if not record_rules.valid_idempotency_key(key):
-        raise InvalidInput("invalid X-Idempotency-Key")
-    if principal.api_key is None:
-        return None
-    # Serialise concurrent requests with the same key; the loser sees the winner's record.
-    advisory_xact_lock("idem", f"{principal.api_key.pk}:{principal.project.pk}:{data.workspace}:{key}")
-    record = IdempotencyRecord.objects.filter(
-        api_key=principal.api_key, project=principal.project, workspace_name=data.workspace, key=key
-    ).first()
-    if record is None:
-        return None
-    if record.request_hash != record_rules.request_hash(vars(data)):
-        raise Conflict("409 Conflict: idempotency key was used with different input")
-    return cast(presenters.Remembered, dict(record.response))  # stored from a Remembered
-
-
-def _remember(
-    principal: Principal, data: RememberInput, derived: list[uuid.UUID], admitted: admission.Admission
-) -> presenters.Remembered:
-    now = timezone.now()
-    expires_at = record_rules.parse_expires_at(data.expires_at, now=now) if data.expires_at else None
-    state = workspace_state(principal, data.workspace)
-    version = _next_version(principal, state, data)
-    if SCOPE_WRITE not in principal.scopes:
-        raise Forbidden("403 Forbidden: key lacks memory:write")
-    clean, redactions = _screen(principal, data)
-    admitted.check_quota()
-    _check_technical_limits(principal, state)
-    admitted.check_rate()
-    state.raise_problem()
-    if not principal.membership.may_write:
-        raise Forbidden("membership may not write in this organization")
-    admitted.ensure_may_write()
-    workspace = state.workspace or Workspace.objects.get_or_create(project=principal.project, name=data.workspace)[0]
-    vector, model_id = embedding.embed_for_write(clean["content"])
-    if version > 1:
-        Memory.objects.filter(workspace=workspace, fact_key=clean["fact_key"], superseded_at__isnull=True).update(
-            superseded_at=now
-        )
-    memory = Memory.objects.create(
-        account=principal.account,
-        project=principal.project,
-        workspace=workspace,
-        content=clean["content"],
-        scope=data.scope,
-        source=data.source,
-        source_id=clean["source_id"],
-        source_hash=data.source_hash,
-        source_revision=clean["source_revision"],
-        fact_key=clean["fact_key"],
-        version=version,
-        expected_version=data.expected_version,
-        confidence=data.confidence,
-        importance=record_rules.importance_from_tags(clean["tags"] or []),
-        derived_from=derived,
-        tags=clean["tags"] or [],
-        reason=clean["reason"],
-        expires_at=expires_at,
-        visibility=data.visibility,
-        department_ids=sorted(principal.department_ids) if data.visibility == Visibility.DEPARTMENT else [],
-        author=principal.user,
-        api_key=principal.api_key,
-        device_label=principal.device_label,
-        embedding=vector,
-        embedding_model=model_id,
-    )
-    _link_derived(memory, derived)
-    transaction.on_commit(lambda: tasks.enqueue_archive(memory.id))
-    return presenters.remembered(principal, memory, redactions, admitted.notice())
-
-
-def _next_version(principal: Principal, state: WorkspaceState, data: RememberInput) -> int:
-    """The version the new record gets; enforces ``expected_version`` under a per-key lock.
-
-    Numbers are never reused (forgotten and hidden versions keep theirs, so numbering may show
-    gaps); ``expected_version`` is compared with the newest live version *the caller can read*,
-    the one they can have seen, so another member's draft is neither revealed nor in the way."""
-    if data.fact_key is None:
-        return 1
-    latest_seen = latest_any = 0
-    if state.workspace is not None:
-        advisory_xact_lock("fact", f"{state.workspace.pk}:{data.fact_key}")
-        versions = Memory.objects.filter(workspace=state.workspace, fact_key=data.fact_key)
-        latest_any = versions.aggregate(m=Max("version"))["m"] or 0
-        seen = Memory.objects.visible_to(principal).live().filter(workspace=state.workspace, fact_key=data.fact_key)
-        latest_seen = seen.aggregate(m=Max("version"))["m"] or 0
-    if data.expected_version is not None and data.expected_version != latest_seen:
-        raise Conflict(f"version conflict: expected version {data.expected_version} but the latest is {latest_seen}")
-    return latest_any + 1
-
-
-def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[presenters.Redaction]]:
-    """Memory Guard over every text field; refusals become the SPEC's error."""
-    fields: dict[str, Any] = {
-        "content": data.content,
-        "source_id": data.source_id,
-        "source_revision": data.source_revision,
-        "fact_key": data.fact_key,
-        "tags": data.tags,
-        "reason": data.reason,
-    }
-    try:
-        clean, redactions = guard.screen_fields(fields, secrets_mode=principal.project.guard_secrets_mode)
-    except guard.GuardRejection as exc:
-        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
-    return dict(clean), [{"field": r.field, "rule": r.rule_id} for r in redactions]
-
-
-def _check_technical_limits(principal: Principal, state: WorkspaceState) -> None:
-    """The operator's ceilings (settings), read from the trigger-kept ``LiveCount`` rows in O(1)."""
-    in_workspace = live_count(workspace_id=state.workspace.pk) if state.workspace is not None else 0
-    if in_workspace >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
-        raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
-    if live_count(account_id=principal.account.pk) >= settings.MMW_MAX_MEMORIES_PER_TENANT:
-        raise Forbidden("maximum number of memories exceeded for tenant", code="limit_exceeded")
-
-
-def _link_derived(memory: Memory, derived: list[uuid.UUID]) -> None:
-    MemoryRelation.objects.bulk_create(
-        [MemoryRelation(from_memory=memory, to_memory_id=i, relation="derived_from", score=1.0) for i in derived],
-        ignore_conflicts=True,
-    )
-
 
 # --- forget -----------------------------------------------------------------------------
 
@@ -448,4 +243,12 @@ def _parse_uuid(value: str) -> uuid.UUID | None:
         return None
 
 
-__all__ = ["API_VERSION", "MMWError", "memory_expire_due", "memory_forget", "memory_remember", "workspace_delete"]
+__all__ = [
+    "API_VERSION",
+    "MMWError",
+    "memory_expire_due",
+    "memory_forget",
+    "memory_remember",
+    "memory_remember_batch",
+    "workspace_delete",
+]

@@ -34,6 +34,13 @@ SWEEP_BATCH = 500
 EXPIRE_BATCH = 1000
 IDEMPOTENCY_TTL = timedelta(hours=24)
 CLEANUP_BATCH = 5000
+# Records per embedding message and per model call: large enough for the model's batch call to
+# pay off, small enough that two workers share a 500-record batch (bench/ingest.py measures it).
+EMBED_BATCH = 100
+# The Redis transport polls priority 0 first and 9 last: a batch's archivist runs (seconds of CPU
+# per hundred records) wait behind every queued embedding, so the vectors of later batches are
+# not held up by the analysis of earlier ones (measured: bench/ingest.py). Other tasks keep 0.
+BATCH_ARCHIVE_PRIORITY = 9
 
 # Publishing from a request: tight socket timeouts and one retry, so a dead or hung broker costs a
 # write at most ~2 x PUBLISH_TIMEOUT; after a failure, writes skip the broker for BREAKER_SECONDS
@@ -85,25 +92,63 @@ class _Breaker:
 publish_breaker = _Breaker()
 
 
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=8,
+)
+def embed_memories(memory_ids: list[str]) -> int:
+    """Embed a batch's records with one call of the model's batch API, then queue their
+    archivist runs (which find the vectors there). Idempotent: records that already carry the
+    current model's vector, or are forgotten or gone, are skipped. A lost message costs only
+    time: the sweep queues ``archive_memory`` for every unarchived record, which embeds it."""
+    written = 0
+    for start in range(0, len(memory_ids), EMBED_BATCH):
+        written += embedding.embed_records(memory_ids[start : start + EMBED_BATCH])
+    for memory_id in memory_ids:
+        archive_memory.apply_async((memory_id,), priority=BATCH_ARCHIVE_PRIORITY)
+    logger.info("embedded %d of %d records", written, len(memory_ids))
+    return written
+
+
 def enqueue_archive(memory_id: uuid.UUID | str) -> bool:
     """Ask a worker to archive ``memory_id``; False (logged, never raised) when the broker is away.
 
     Call it from ``transaction.on_commit``: the record is already committed with ``archived_at``
     NULL, so a lost message only delays the analysis until the next sweep."""
-    return publish(archive_memory, str(memory_id))
+    return _publish(archive_memory, (str(memory_id),), str(memory_id))
+
+
+def enqueue_embedding(memory_ids: list[uuid.UUID]) -> bool:
+    """Ask workers to embed (then archive) a batch's records, ``EMBED_BATCH`` per message so
+    several workers share a big batch; False (logged) when the broker is away — the sweep covers
+    those records as it covers a lost ``enqueue_archive``."""
+    ids = [str(i) for i in memory_ids]
+    sent = True
+    for start in range(0, len(ids), EMBED_BATCH):
+        chunk = ids[start : start + EMBED_BATCH]
+        sent = _publish(embed_memories, (chunk,), f"{len(chunk)} records") and sent
+    return sent
 
 
 def publish(task: Any, object_id: str) -> bool:
     """Send ``task(object_id)`` with the request's tight timeouts and the shared breaker; False
     (logged, never raised) when the broker is away: the caller's sweep covers the object."""
+    return _publish(task, (object_id,), object_id)
+
+
+def _publish(task: Any, args: tuple[Any, ...], what: str) -> bool:
     if publish_breaker.is_open():
         return False
     try:
         with pools.producers[_publish_connection()].acquire(block=True, timeout=PUBLISH_TIMEOUT) as producer:
-            task.apply_async((object_id,), producer=producer, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
+            task.apply_async(args, producer=producer, retry=True, retry_policy=PUBLISH_RETRY_POLICY)
     except Exception as exc:  # noqa: BLE001 - the write has committed; whatever the broker did, the sweep covers it
         publish_breaker.trip()
-        logger.warning("broker unavailable, %s left for the sweep: %s", object_id, exc)
+        logger.warning("broker unavailable, %s left for the sweep: %s", what, exc)
         return False
     return True
 

@@ -1,8 +1,9 @@
 """The API's outer exception boundary, as an ASGI wrapper around ``/api/`` and ``/mcp``.
 
 Contract (docs/reliability.md): no answer on these surfaces is an HTML page or a bare
-500. Before the app sees a request, the body is bounded (``MAX_BODY_BYTES``: JSON 413, whether
-announced by Content-Length or streamed) and JSON nesting is bounded (``MAX_JSON_DEPTH``: 400).
+500. Before the app sees a request, the body is bounded (``MAX_BODY_BYTES``, ``BULK_BODY_BYTES``
+on the bulk routes: JSON 413, whether announced by Content-Length or streamed) and JSON nesting
+is bounded (``MAX_JSON_DEPTH``: 400).
 After, any error answer that is not JSON (Django's HTML 404/500, the SDK's plain-text 500, ...)
 is replaced by a JSON one with the same status; an exception that escapes the app becomes
 JSON 500 ``internal error (request <id>)`` (logged once, with the id and the traceback), or
@@ -36,12 +37,17 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY_BYTES = 1024 * 1024
+# Bulk routes (POST /api/v1/memories/batch: up to 500 records) take larger bodies and more time;
+# which paths are bulk is the router's to say (``Boundary(bulk_paths=...)``).
+BULK_BODY_BYTES = 16 * 1024 * 1024
+BULK_DEADLINE = 60.0
 MAX_JSON_DEPTH = 32
 RETRY_AFTER_SECONDS = 1
 SCOPE_KEY = "mmw.request"
 UNAVAILABLE_MESSAGE = "service unavailable: the database is unreachable or busy, retry later"
 OVERLOADED_MESSAGE = "service overloaded, retry later"
 TOO_LARGE_MESSAGE = "request body exceeds 1 MB"
+TOO_LARGE_BULK_MESSAGE = "request body exceeds 16 MB"
 TOO_DEEP_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
 
 logger = logging.getLogger(__name__)
@@ -179,8 +185,10 @@ class Boundary:
         max_in_flight: int,
         admission_wait: float,
         deadline: float,
+        bulk_paths: frozenset[str] = frozenset(),
     ) -> None:
         self._app = app
+        self._bulk_paths = bulk_paths
         self._surface_of = surface_of
         self._max_in_flight = max_in_flight
         self._admission_wait = admission_wait
@@ -197,12 +205,14 @@ class Boundary:
         state = RequestState(new_request_id())
         scope[SCOPE_KEY] = state
         reply = _Reply(send, state.request_id)
+        bulk = scope["path"] in self._bulk_paths
         try:
-            body = await _read_body(scope, receive)
+            body = await _read_body(scope, receive, BULK_BODY_BYTES if bulk else MAX_BODY_BYTES)
         except _ClientGone:
             return
         if body is None:
-            await reply(413, error_body(surface, "payload_too_large", TOO_LARGE_MESSAGE))
+            message = TOO_LARGE_BULK_MESSAGE if bulk else TOO_LARGE_MESSAGE
+            await reply(413, error_body(surface, "payload_too_large", message))
             return
         if _is_json(scope, surface) and json_too_deep(body):
             await reply(400, error_body(surface, "invalid_input", TOO_DEEP_MESSAGE, _rpc_id(surface, b"")))
@@ -218,15 +228,16 @@ class Boundary:
             )
             return
         exchange = _Exchange(self._app, scope, surface, state, body, reply)
+        deadline = max(self._deadline, BULK_DEADLINE) if bulk else self._deadline
         task = asyncio.ensure_future(exchange.run(receive, send))
         # The slot is held until the call really ends, whatever happens to this coroutine.
         task.add_done_callback(lambda _: gate.release())
         try:
-            await asyncio.wait_for(asyncio.shield(task), self._deadline)
+            await asyncio.wait_for(asyncio.shield(task), deadline)
         except TimeoutError:
             # A hung database (no error, no answer): answer now; the stuck call keeps its slot
             # (at most one per pooled connection can be stuck like this).
-            await exchange.give_up(self._deadline)
+            await exchange.give_up(deadline)
 
     def _gate(self) -> asyncio.Semaphore:
         """This event loop's admission semaphore (a served app may be run by several loops in turn)."""
@@ -324,12 +335,12 @@ class _ClientGone(Exception):
     """The client disconnected before its request body was complete: nothing to answer."""
 
 
-async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
-    """The whole request body, or None as soon as it is known to exceed ``MAX_BODY_BYTES``."""
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None as soon as it is known to exceed ``limit`` bytes."""
     for name, value in scope.get("headers", []):
         if name == b"content-length":
             try:
-                if int(value) > MAX_BODY_BYTES:
+                if int(value) > limit:
                     return None
             except ValueError:
                 pass
@@ -341,7 +352,7 @@ async def _read_body(scope: Scope, receive: Receive) -> bytes | None:
             raise _ClientGone
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body", False):

@@ -47,7 +47,12 @@ def build_application(django_app: Any) -> ASGIApp:
         max_in_flight=settings.MAX_REQUESTS_IN_FLIGHT,
         admission_wait=settings.ADMISSION_TIMEOUT,
         deadline=settings.REQUEST_DEADLINE,
+        bulk_paths=BULK_PATHS,
     )
+
+
+# POST /api/v1/memories/batch (with or without the trailing slash the routes accept).
+BULK_PATHS = frozenset({"/api/v1/memories/batch", "/api/v1/memories/batch/"})
 
 
 def surface_of(path: str) -> str | None:

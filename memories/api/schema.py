@@ -105,6 +105,12 @@ MEMORY: Schema = {
         },
         "reason": _nullable("string"),
         "expires_at": {**_nullable("string"), "format": "date-time"},
+        "occurred_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the fact happened (the write time unless given).",
+        },
+        "position": {**_nullable("integer"), "description": "Order within its source_id, if given."},
         "created_at": {"type": "string", "format": "date-time"},
         "author": ref("Author"),
     },
@@ -191,9 +197,22 @@ ANSWERS: dict[str, Schema] = {
                     "required": ["field", "rule"],
                 },
             },
+            "occurred_at": {"type": "string", "format": "date-time"},
+            "position": _nullable("integer"),
             "created_at": {"type": "string", "format": "date-time"},
         },
         ["id", "scope", "status", "source_id", "source_hash", "derived_from", "fact_key", "version", "created_at"],
+    ),
+    "BatchAnswer": _answer(
+        'One result per record, in the order sent (the envelope\'s workspace is "*").',
+        {
+            "results": {
+                "type": "array",
+                "items": {"oneOf": [ref("RememberAnswer"), ref("Error")]},
+                "description": "The remember answer of each record, or {error: {code, message}} for that record alone.",
+            }
+        },
+        ["results"],
     ),
     "MemoryAnswer": _answer("One record.", {"memory": ref("Memory")}, ["memory"]),
     "SearchAnswer": _answer(
@@ -309,6 +328,7 @@ COMPONENT_SCHEMAS: dict[str, Schema] = {
     "Author": AUTHOR,
     "Memory": MEMORY,
     "ForgottenVersion": FORGOTTEN_VERSION,
+    "BatchRecord": inputs.json_schema(inputs.BATCH_ITEM),
     **ANSWERS,
 }
 
@@ -423,6 +443,29 @@ def operation(
         responses=responses,
         parameters=[*([by_id] if by_id else []), *(parameters or []), *RESPONSE_HEADERS],
     )
+
+
+def batch_body() -> Schema:
+    """``POST /memories/batch``: ``{"records": [...]}``, each a remember payload plus its own key.
+
+    The items are *not* constrained here, because the route accepts any of them: a record that
+    does not fit ``BatchRecord`` gets its own error result, and the call still answers 200."""
+    return {
+        "type": "object",
+        "properties": {
+            "records": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": inputs.MAX_BATCH,
+                "items": {
+                    "description": "A remember payload with an optional idempotency_key (schema BatchRecord). "
+                    "A record that does not fit gets its own error result; the others are stored."
+                },
+            }
+        },
+        "required": ["records"],
+        "additionalProperties": False,
+    }
 
 
 def forget_body() -> Schema:

@@ -6,6 +6,7 @@ from memories.api import sessions, views
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     re_path(r"^memories/?$", views.MemoryCollectionView.as_view(), name="memories"),
+    re_path(r"^memories/batch/?$", views.MemoryBatchView.as_view(), name="memories-batch"),
     re_path(r"^memories/search/?$", views.SearchView.as_view(), name="memories-search"),
     re_path(r"^memories/forget/?$", views.ForgetView.as_view(), name="memories-forget"),
     re_path(r"^memories/validate/?$", views.ValidateView.as_view(), name="memories-validate"),

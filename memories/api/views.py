@@ -73,6 +73,24 @@ class MemoryCollectionView(ApiView):
         return Response(answer, status=status.HTTP_201_CREATED)
 
 
+class MemoryBatchView(ApiView):
+    @operation(
+        "remember_batch",
+        "remember many: up to 500 records in one call, one result per record in order",
+        answer="BatchAnswer",
+        status=200,
+        errors=(409,),
+        body=schema.batch_body(),
+        description="Each record is a remember payload with its own optional idempotency_key, checked "
+        "and stored exactly as one remember would be; a record's error is its own result. The call counts "
+        "once against the rate limit; each record counts against the quotas. Records are keyword-searchable "
+        "when the call returns; their vectors follow in the background. Bodies up to 16 MB.",
+    )
+    def post(self, request: Request) -> Response:
+        answer = services.memory_remember_batch(principal=principal_of(request), payload=body(request))
+        return Response(answer, status=status.HTTP_200_OK)
+
+
 class MemoryDetailView(ApiView):
     query_parameters = {"DELETE": frozenset({"workspace"})}
 

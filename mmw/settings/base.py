@@ -110,6 +110,10 @@ ADMISSION_TIMEOUT = env_float("MMW_ADMISSION_TIMEOUT", 1.0, minimum=0.1)
 # Seconds an admitted API request may go unanswered before the boundary answers 503 itself (a
 # database that hangs rather than fails; the stuck call goes on in its thread).
 REQUEST_DEADLINE = env_float("MMW_REQUEST_DEADLINE", 5.0, minimum=0.5)
+# Django's own cap on a request body read into memory: the boundary bounds API bodies first
+# (1 MB, 16 MB on POST /api/v1/memories/batch: mmw.boundary.BULK_BODY_BYTES), so this only has to
+# let the largest of those through; the dashboard's forms stay far below it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024 + 1024
 # An unreachable database server (TCP) must fail fast too; libpq's minimum is 2 seconds.
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
     "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)

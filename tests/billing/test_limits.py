@@ -41,6 +41,34 @@ def test_the_last_record_the_plan_allows_is_stored_and_the_next_refused(tenancy:
     api.ok_remember(content="fits again")
 
 
+def test_a_batch_counts_each_record_against_the_plan_and_stops_at_the_limit(tenancy: Tenancy, plans: Plans) -> None:
+    set_free(records_per_project=4)
+    api = Api(tenancy.alice.key)
+    api.ok_remember(content="already stored")
+    status, answer = api.call(
+        "POST",
+        "/memories/batch",
+        {"records": [{"content": f"batch fact {i}"} for i in range(3)] + [{"content": ""}, {"content": "one more"}]},
+    )
+    assert status == 200
+    results = answer["results"]
+    assert all("id" in r for r in results[:3])
+    assert results[3]["error"]["message"] == "content must not be empty"
+    assert results[4]["error"] == {"code": "limit_exceeded", "message": "project memory limit exceeded"}
+    assert Memory.objects.filter(project=tenancy.alice.project).count() == 4
+
+
+def test_a_batch_is_one_call_against_the_rate_limit(tenancy: Tenancy, plans: Plans, clock: Clock) -> None:
+    set_free(calls_per_minute_per_key=2, calls_per_minute_per_project=100, records_per_project=None)
+    api = Api(tenancy.alice.key)
+    for _ in range(2):
+        status, answer = api.call("POST", "/memories/batch", {"records": [{"content": "x"}] * 20})
+        assert (status, len(answer["results"])) == (200, 20)
+    status, answer = api.call("POST", "/memories/batch", {"records": [{"content": "x"}] * 20})
+    assert (status, answer["error"]["message"]) == (429, "MCP rate limit exceeded")
+    assert Memory.objects.filter(project=tenancy.alice.project).count() == 40
+
+
 def test_an_unlimited_plan_takes_no_lock_and_counts_nothing(tenancy: Tenancy, plans: Plans) -> None:
     set_free(records_per_project=None, calls_per_minute_per_key=None, calls_per_minute_per_project=None)
     api = Api(tenancy.alice.key)

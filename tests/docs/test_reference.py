@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs" / "reference"
 ERROR_CLASSES = {
     "MMWError", "InvalidInput", "PayloadTooLarge", "NotAuthenticated", "Forbidden", "NotFound",
-    "Conflict", "BillingNotice", "RateLimited", "ServiceUnavailable",
+    "Conflict", "BillingNotice", "RateLimited", "ServiceUnavailable", "WriteFailed",
 }  # fmt: skip
 # Where the texts agents and REST clients can see are raised (the dashboard's own texts are not API).
 SOURCES = ["memories", "transcripts", "mmw", "billing/gate.py", "accounts/keys.py", "accounts/authentication.py"]
@@ -70,6 +70,7 @@ def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
         boundary.UNAVAILABLE_MESSAGE,
         boundary.OVERLOADED_MESSAGE,
         boundary.TOO_LARGE_MESSAGE,
+        boundary.TOO_LARGE_BULK_MESSAGE,
         boundary.TOO_DEEP_MESSAGE,
         "internal error (request <id>)",
     ):

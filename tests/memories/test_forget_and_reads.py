@@ -210,6 +210,8 @@ def test_charlie_sees_nothing_of_alices_account(tenancy: Tenancy) -> None:
     assert charlie.forget(source_id="docs/deploy.md")[1]["forgotten_count"] == 0
     code, answer = charlie.remember(content="summary", derived_from=[ids[0]])
     assert answer["error"]["message"] == "derived_from contains unknown memory ids"
+    code, answer = charlie.call("POST", "/memories/batch", {"records": [{"content": "s", "derived_from": [ids[0]]}]})
+    assert answer["results"][0]["error"]["message"] == "derived_from contains unknown memory ids"
     code, report = charlie.call(
         "POST", "/memories/validate", {"source_id": "docs/deploy.md", "current_source_hash": "z"}
     )

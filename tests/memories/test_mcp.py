@@ -240,3 +240,22 @@ def test_charlie_sees_nothing_of_alices_memory_through_any_tool(live_server: Liv
     assert [r["id"] for r in ok(url, tenancy.bob.key, "search", {"query": "app-staging"})["results"]] == [memory_id]
     alice_workspaces = ok(url, tenancy.alice.key, "list_workspaces", {})["workspaces"]
     assert [(w["name"], w["memory_count"]) for w in alice_workspaces] == [("default", 1)]
+
+
+def test_since_and_until_give_the_same_answers_over_mcp_and_rest(live_server: LiveServer, tenancy: Tenancy) -> None:
+    key = tenancy.alice.key
+    old = remember(live_server, key, {"content": "the kickoff chose Postgres", "occurred_at": "2023-05-01T09:00:00Z"})
+    new = remember(live_server, key, {"content": "the retro kept Postgres", "position": 2, "source_id": "retro"})
+    assert (old["occurred_at"], new["position"]) == ("2023-05-01T09:00:00+00:00", 2)
+    windows: list[dict[str, Any]] = [{"since": "2024-01-01T00:00:00Z"}, {"until": "2023-12-31T00:00:00+01:00"}]
+    for window, expected in zip(windows, [new["id"], old["id"]], strict=True):
+        over_mcp = ok(live_server, key, "search", {"query": "Postgres", **window})
+        over_rest = rest(live_server, key, "POST", "/api/v1/memories/search", json={"query": "Postgres", **window})
+        assert [r["id"] for r in over_mcp["results"]] == [r["id"] for r in over_rest.json()["results"]] == [expected]
+        pack = ok(live_server, key, "recall_context", {"task": "Postgres", **window})
+        assert [i["id"] for i in pack["items"]] == [expected]
+    bad = {"query": "Postgres", "since": "2025-01-02T00:00:00Z", "until": "2025-01-01T00:00:00Z"}
+    is_error, text = mcp_call(live_server, key, "search", bad)
+    response = rest(live_server, key, "POST", "/api/v1/memories/search", json=bad)
+    assert (is_error, text) == (True, f"Error executing tool search: {response.json()['error']['message']}")
+    assert response.json()["error"]["message"] == "since must not be later than until"

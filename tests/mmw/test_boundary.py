@@ -6,6 +6,7 @@ this process, which serves the real ASGI app (tests/live.py).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -18,7 +19,7 @@ from django.db import OperationalError
 
 from memories import selectors
 from memories.mcp import auth
-from mmw.boundary import MAX_BODY_BYTES, json_too_deep
+from mmw.boundary import BULK_BODY_BYTES, MAX_BODY_BYTES, json_too_deep
 from tests.conftest import Tenancy
 from tests.live import LiveServer, live_server, mcp_call
 
@@ -214,6 +215,21 @@ def test_a_body_just_under_the_limit_is_not_refused_for_its_size(live_server: Li
     body = b'{"query": "' + b"x" * (MAX_BODY_BYTES - 100) + b'"}'
     response = post(live_server, tenancy.alice.key, "/api/v1/memories/search", body, **MCP_HEADERS)
     assert response.status_code != 413
+
+
+def test_the_batch_route_takes_bodies_over_1_mb_up_to_16_mb(live_server: LiveServer, tenancy: Tenancy) -> None:
+    records = [{"content": f"record {i} " + "lorem ipsum " * 8000} for i in range(12)]
+    body = json.dumps({"records": records}).encode()
+    assert MAX_BODY_BYTES < len(body) < BULK_BODY_BYTES
+    response = post(live_server, tenancy.alice.key, "/api/v1/memories/batch", body, **MCP_HEADERS)
+    assert response.status_code == 200, response.text
+    assert all("id" in r for r in response.json()["results"])
+    elsewhere = post(live_server, tenancy.alice.key, "/api/v1/memories", body, **MCP_HEADERS)
+    assert_json_error(elsewhere, 413, "payload_too_large")
+    huge = b'{"records": [{"content": "' + b"x" * BULK_BODY_BYTES + b'"}]}'
+    refused = post(live_server, tenancy.alice.key, "/api/v1/memories/batch", huge, **MCP_HEADERS)
+    body_of = assert_json_error(refused, 413, "payload_too_large")
+    assert body_of["error"]["message"] == "request body exceeds 16 MB"
 
 
 def test_json_nested_deeper_than_32_is_400_on_rest_and_mcp(live_server: LiveServer, tenancy: Tenancy) -> None:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0006_repair_out_of_bounds_values'),
+        ('memories', '0007_occurred_at_position'),
     ]
 
     operations = [
