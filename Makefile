@@ -42,13 +42,14 @@ pytest: venv
 test: lint typecheck pytest
 
 # The inner loop (< 90 s): lint and the tests that start no server, process or browser (not "slow";
-# tests/conftest.py marks every test using such a fixture), on a kept test database. Bytecode is
+# tests/conftest.py marks every test using such a fixture), on a kept test database, spread over
+# every core (pytest-xdist; each worker has its own test database). Bytecode is
 # cached even where the shell sets PYTHONDONTWRITEBYTECODE: otherwise pytest re-rewrites the asserts
 # of every test module and of every plugin's package (hypothesis, faker, schemathesis) on each run,
 # about 4 s of CPU (__pycache__ is git-ignored).
 test-fast: venv
 	$(VENV)/bin/ruff check .
-	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings --reuse-db
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings --reuse-db -n auto
 
 # Refresh the dashboard screenshots in docs/ (tests otherwise write them under var/).
 screenshots: venv
