@@ -106,9 +106,9 @@ def setup_django(data_dir: Path) -> None:
 def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Candidate]:
     """The vector ranker alone, in process: ``query`` embedded as ``search`` embeds it, then the
     nearest ``limit`` records of ``candidates`` (``search.nearest``, the production ranker)."""
-    from memories import embedding, search
+    from memories import search, vectors
 
-    embedded = embedding.embed_query(query)
+    embedded = vectors.embed_query(query)
     if embedded is None:
         return []
     vector, backend = embedded

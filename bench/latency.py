@@ -92,9 +92,9 @@ def bulk_load(
     from django.utils import timezone
 
     from accounts.models import ApiKey, Project, Workspace
-    from memories.embedding import MAX_EMBEDDED_CHARS
     from memories.embeddings import get_backend
     from memories.models import Memory
+    from memories.vectors import MAX_EMBEDDED_CHARS
 
     backend = get_backend(backend_name)
     project = Project.objects.select_related("account").get(id=tenant.project_id)
@@ -318,7 +318,7 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     from django.db import transaction
 
     from accounts.keys import resolve_key
-    from memories import embedding, remember, search, selectors, services
+    from memories import remember, search, selectors, services, vectors
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
@@ -351,7 +351,7 @@ def inprocess_breakdown(tenant: common.Tenant, texts: Texts, calls: int = 40) ->
     ops: dict[str, Callable[[], object]] = {
         "floor: list_workspaces": lambda: selectors.workspace_list(principal=principal),
         "search, as is": lambda: run_search(original_hybrid),
-        "part: embed_query": lambda: embedding.embed_query(texts.query()),
+        "part: embed_query": lambda: vectors.embed_query(texts.query()),
         "part: keyword_hits (50)": lambda: search.keyword_hits(qs, texts.query(), 50, project_id),
         "part: keyword_hits (100)": lambda: search.keyword_hits(qs, texts.query(), 100, project_id),
         "part: keyword_hits (200)": lambda: search.keyword_hits(qs, texts.query(), 200, project_id),

@@ -206,8 +206,8 @@ def fill_vectors(memory_ids: Sequence[str], backend: Any, batch: int = 128) -> N
     """Bench-only: embed stored records with ``backend`` and write the same two fields the
     background embedding task writes (``embedding``, ``embedding_model``), plus the model's
     HNSW index. Used for backends that do not embed inside ``remember``."""
-    from memories.embedding import MAX_EMBEDDED_CHARS
     from memories.models import Memory
+    from memories.vectors import MAX_EMBEDDED_CHARS
 
     _index(backend)
     start = time.perf_counter()

@@ -17,10 +17,10 @@ def _ensure_vector_index(using: str = "default", **kwargs: Any) -> None:
     table itself is gone, e.g. after ``migrate memories zero``)."""
     from django.db import connections
 
-    from memories import embedding
+    from memories import vectors
     from memories.vector_index import ensure_vector_index
 
     if "memories_memory" not in connections[using].introspection.table_names():
         return
-    backend = embedding.current()
+    backend = vectors.current()
     ensure_vector_index(backend.model_id, backend.dim, using=using)

@@ -39,7 +39,7 @@ from pgvector.django import VectorField
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Workspace
-from memories import admission, embedding, guard, inputs, presenters, record_rules, tasks
+from memories import admission, guard, inputs, presenters, record_rules, tasks, vectors
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.workspaces import WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
@@ -250,7 +250,7 @@ class _Writer:
         self._once("membership", self._check_membership)
         self._once("billing", self.admitted.ensure_may_write)
         workspace = state.workspace or self._create_workspace(data.workspace)
-        vector, model_id = embedding.embed_for_write(clean["content"]) if self.embed_inline else (None, None)
+        vector, model_id = vectors.embed_for_write(clean["content"]) if self.embed_inline else (None, None)
         item.memory = Memory(
             account=principal.account,
             project=principal.project,

@@ -26,7 +26,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
-from memories import embedding
+from memories import vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 
@@ -109,7 +109,7 @@ def hybrid_ranking(
     ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first."""
     depth = max(MIN_CANDIDATES, 4 * limit)
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords.
-    embedded = _EMBEDDER.submit(embedding.embed_query, query)
+    embedded = _EMBEDDER.submit(vectors.embed_query, query)
     keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
     dense = _nearest_to(candidates, embedded.result(), depth)
     return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
@@ -289,7 +289,7 @@ def keyword_ranking(
 def _nearest_to(
     candidates: QuerySet[Any], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
 ) -> list[Candidate]:
-    """``nearest`` for an ``embedding.embed_query`` result (None: no model, no hits)."""
+    """``nearest`` for an ``vectors.embed_query`` result (None: no model, no hits)."""
     if embedded is None:
         return []
     vector, backend = embedded

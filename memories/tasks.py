@@ -23,7 +23,7 @@ from django.db import OperationalError
 from django.utils import timezone
 from kombu import pools
 
-from memories import archivist, embedding
+from memories import archivist, vectors
 from memories.models import IdempotencyRecord, Memory
 from mmw.celery import app
 
@@ -63,7 +63,7 @@ def archive_memory(memory_id: str) -> str:
 
     A record stored without the current model's vector (a remote embedding backend, or a model
     change) is embedded first, so the outbox sweep covers embedding too."""
-    embedding.ensure_embedded(memory_id)
+    vectors.ensure_embedded(memory_id)
     outcome = archivist.archive(memory_id)
     logger.info("archivist %s: %s", memory_id, outcome)
     return outcome
@@ -107,7 +107,7 @@ def embed_memories(memory_ids: list[str]) -> int:
     time: the sweep queues ``archive_memory`` for every unarchived record, which embeds it."""
     written = 0
     for start in range(0, len(memory_ids), EMBED_BATCH):
-        written += embedding.embed_records(memory_ids[start : start + EMBED_BATCH])
+        written += vectors.embed_records(memory_ids[start : start + EMBED_BATCH])
     for memory_id in memory_ids:
         archive_memory.apply_async((memory_id,), priority=BATCH_ARCHIVE_PRIORITY)
     logger.info("embedded %d of %d records", written, len(memory_ids))

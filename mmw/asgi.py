@@ -15,7 +15,7 @@ django.setup(set_prefix=False)
 
 from django.conf import settings  # noqa: E402
 
-from memories import embedding  # noqa: E402
+from memories import vectors  # noqa: E402
 from mmw.handler import PooledASGIHandler  # noqa: E402  (needs Django set up first)
 from mmw.routing import build_application  # noqa: E402
 
@@ -26,4 +26,4 @@ application = build_application(django_application)
 if settings.MMW_WARM_MODELS:
     # Load the embedding model now, beside start-up, not in the first request: it takes seconds
     # (3.6 s idle, ~7 s under load here), close to the request deadline (docs/reliability.md).
-    threading.Thread(target=embedding.warm_up, name="mmw-warm-models", daemon=True).start()
+    threading.Thread(target=vectors.warm_up, name="mmw-warm-models", daemon=True).start()

@@ -16,7 +16,7 @@ import uuid
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from memories import embedding
+from memories import vectors
 from memories.embeddings import EmbeddingBackend, EmbeddingError
 from transcripts.models import Turn
 
@@ -33,7 +33,7 @@ def embedding_text(content: str, previous: str | None, *, contextual: bool | Non
     use_context = CONTEXTUAL_EMBEDDING if contextual is None else contextual
     if use_context and previous:
         content = f"{previous[-CONTEXT_CHARS:]}\n{content}"
-    return content[: embedding.MAX_EMBEDDED_CHARS]
+    return content[: vectors.MAX_EMBEDDED_CHARS]
 
 
 def refresh_context(session_id: uuid.UUID, from_position: int) -> None:
@@ -62,7 +62,7 @@ def refresh_context(session_id: uuid.UUID, from_position: int) -> None:
 def embed_pending(session_id: uuid.UUID, *, backend: EmbeddingBackend | None = None, batch: int = EMBED_BATCH) -> int:
     """Embed the session's turns that lack the current model's vector, ``batch`` at a time with
     the model's batch API; returns how many. Idempotent (it selects by "not on this model")."""
-    backend = backend or embedding.current()
+    backend = backend or vectors.current()
     previous = Turn.objects.filter(session_id=OuterRef("session_id"), position__lt=OuterRef("position")).order_by(
         "-position"
     )
@@ -78,11 +78,11 @@ def embed_pending(session_id: uuid.UUID, *, backend: EmbeddingBackend | None = N
         if not rows:
             return done
         try:
-            vectors = backend.embed_documents([embedding_text(r.content, getattr(r, "previous", None)) for r in rows])
+            computed = backend.embed_documents([embedding_text(r.content, getattr(r, "previous", None)) for r in rows])
         except EmbeddingError:
             logger.exception("embedding turns of session %s failed; keyword search still covers them", session_id)
             return done
-        for row, vector in zip(rows, vectors, strict=True):
+        for row, vector in zip(rows, computed, strict=True):
             row.embedding = vector
             row.embedding_model = backend.model_id
         Turn.objects.bulk_update(rows, ["embedding", "embedding_model"])

@@ -15,7 +15,7 @@ from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
-from memories import embedding
+from memories import vectors
 from memories.tasks import publish
 from transcripts import indexing
 from transcripts.models import Turn
@@ -52,7 +52,7 @@ def sweep_unembedded_turns(limit: int = SWEEP_SESSIONS) -> int:
     cutoff = timezone.now() - SWEEP_MIN_AGE
     sessions = list(
         Turn.objects.filter(session__forgotten_at__isnull=True, is_stub=False, created_at__lte=cutoff)
-        .exclude(embedding_model=embedding.current().model_id)
+        .exclude(embedding_model=vectors.current().model_id)
         .values_list("session_id", flat=True)
         .distinct()[:limit]
     )

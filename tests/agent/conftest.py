@@ -24,7 +24,7 @@ import uvicorn
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.test.utils import modify_settings
 
-from memories import embedding
+from memories import vectors
 from tests.conftest import Tenancy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def mmw_server(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Itera
     monkeypatch.setitem(connections.settings[DEFAULT_DB_ALIAS], "CONN_MAX_AGE", 0)
     # Load the embedding model first: a first write loading it can pass the 5 s request deadline
     # on a busy machine, and the agent would (rightly) queue it instead.
-    embedding.warm_up()
+    vectors.warm_up()
     with modify_settings(ALLOWED_HOSTS={"append": "127.0.0.1"}):
         server = RestartableServer()
         server.start()

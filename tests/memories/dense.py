@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from memories import embedding, search
+from memories import search, vectors
 from memories.models import Memory
 
 
 def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[search.Candidate]:
-    embedded = embedding.embed_query(query)
+    embedded = vectors.embed_query(query)
     assert embedded is not None, "no embedding model configured"
     vector, backend = embedded
     return search.nearest(candidates, vector, backend.model_id, limit)

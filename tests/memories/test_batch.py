@@ -161,10 +161,10 @@ def test_vectors_are_left_to_the_worker_and_dense_search_skips_records_without_o
     assert (single["id"] in dense, batched["id"] in dense) == (True, False)
     assert batched["id"] in {r["id"] for r in api.search(query="release train Thursday")["results"]}
     # What the task does (tests/memories/test_batch_worker.py runs it on a real worker).
-    from memories import embedding
+    from memories import vectors
 
-    assert embedding.embed_records([batched["id"]]) == 1
-    assert embedding.embed_records([batched["id"]]) == 0  # idempotent
+    assert vectors.embed_records([batched["id"]]) == 1
+    assert vectors.embed_records([batched["id"]]) == 0  # idempotent
     dense = {str(c.id) for c in dense_hits(qs, "when does the release train leave", 10)}
     assert batched["id"] in dense
 

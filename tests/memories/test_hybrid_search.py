@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from memories import embedding
+from memories import vectors
 from memories.models import Memory
 from memories.search import Candidate, Ranking, fuse, keyword_terms
 from memories.vector_index import index_name
@@ -32,7 +32,7 @@ def remember_all(api: Api) -> dict[str, str]:
 def test_remember_stores_the_current_models_vector(tenancy: Tenancy) -> None:
     answer = Api(tenancy.alice.key).ok_remember(content="vectors are stored with their model id")
     record = Memory.objects.get(id=answer["id"])
-    backend = embedding.current()
+    backend = vectors.current()
     assert record.embedding_model == backend.model_id
     assert record.embedding is not None
     assert len(record.embedding) == backend.dim
@@ -40,9 +40,7 @@ def test_remember_stores_the_current_models_vector(tenancy: Tenancy) -> None:
 
 def test_the_models_hnsw_index_exists() -> None:
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", [index_name(embedding.current().model_id)]
-        )
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [index_name(vectors.current().model_id)])
         row = cursor.fetchone()
     assert row is not None
     assert "hnsw" in row[0]

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from memories import embedding
+from memories import vectors
 from memories.embeddings import get_backend
 from memories.models import Memory
 from memories.vector_index import ensure_vector_index
@@ -40,7 +40,7 @@ class Command(BaseCommand):
         self.stdout.write(f"re-embedding {todo} records with {backend.model_id}")
         done, started = 0, time.monotonic()
         while True:
-            count = embedding.reembed_batch(backend, options["batch"])
+            count = vectors.reembed_batch(backend, options["batch"])
             if count == 0:
                 break
             done += count

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from memories import embedding
+from memories import vectors
 from memories.embeddings import EmbeddingError
 
 
@@ -26,7 +26,7 @@ class Recorder:
 @pytest.mark.parametrize("fail", [False, True])
 def test_warm_up_embeds_once_and_never_raises(monkeypatch: pytest.MonkeyPatch, fail: bool, caplog: Any) -> None:
     backend = Recorder(fail)
-    monkeypatch.setattr(embedding, "current", lambda: backend)
-    embedding.warm_up()
+    monkeypatch.setattr(vectors, "current", lambda: backend)
+    vectors.warm_up()
     assert backend.calls == ["warm up"]
     assert ("warming up the embedding model failed" in caplog.text) is fail

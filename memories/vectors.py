@@ -1,4 +1,7 @@
-"""The deployment's embedding model, as Django sees it.
+"""Record and query vectors: the deployment's embedding model applied to MMW's data.
+
+(The models themselves — backends, the registry — are ``memories.embeddings``; the per-model
+HNSW indexes are ``memories.vector_index``.)
 
 ``current()`` is the configured backend (``MMW_EMBEDDING_BACKEND`` + options). A *local* backend
 embeds inside ``remember`` (the vector is stored in the same INSERT); a remote or slow one
