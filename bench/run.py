@@ -69,6 +69,11 @@ def main() -> None:
     parser.add_argument(
         "--ingest-scale-only", action="store_true", help="with --ingest-scale: skip the batch size x clients table"
     )
+    parser.add_argument(
+        "--ingest-vector-wait",
+        type=float,
+        help="with --ingest-scale: search after at most this many seconds of waiting for vectors",
+    )
     parser.add_argument("--sizes", type=int, nargs="+", help="latency sizes (override)")
     parser.add_argument("--backends", nargs="+", help="MMW embedding backends for retrieval (override)")
     parser.add_argument(
@@ -120,7 +125,13 @@ def main() -> None:
         result["phases"]["agent"] = round(took())
     if args.only in (None, "ingest"):
         with common.stopwatch() as took:
-            result["ingest"] = ingest.run(data_dir, args.quick, args.ingest_scale, configs=not args.ingest_scale_only)
+            result["ingest"] = ingest.run(
+                data_dir,
+                args.quick,
+                args.ingest_scale,
+                configs=not args.ingest_scale_only,
+                vector_wait=args.ingest_vector_wait,
+            )
         result["phases"]["ingest"] = round(took())
     result["duration_seconds"] = round(time.time() - started)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
