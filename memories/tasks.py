@@ -42,6 +42,17 @@ EMBED_BATCH = 100
 # not held up by the analysis of earlier ones (measured: bench/ingest.py). Other tasks keep 0.
 BATCH_ARCHIVE_PRIORITY = 9
 
+# Idempotent tasks that must survive a killed worker and a database blip: acknowledged only after
+# they ran (a lost worker's message is redelivered) and retried with backoff on OperationalError.
+durable_task = shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=8,
+)
+
 # Publishing from a request: tight socket timeouts and one retry, so a dead or hung broker costs a
 # write at most ~2 x PUBLISH_TIMEOUT; after a failure, writes skip the broker for BREAKER_SECONDS
 # (the sweep covers them) instead of each paying that price again.
@@ -50,14 +61,7 @@ PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 
 BREAKER_SECONDS = 5.0
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=8,
-)
+@durable_task
 def archive_memory(memory_id: str) -> str:
     """Relate one record to its neighbours (see ``memories.archivist``). Idempotent.
 
@@ -92,14 +96,7 @@ class _Breaker:
 publish_breaker = _Breaker()
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=8,
-)
+@durable_task
 def embed_memories(memory_ids: list[str]) -> int:
     """Embed a batch's records with one call of the model's batch API, then queue their
     archivist runs (which find the vectors there). Idempotent: records that already carry the

@@ -12,11 +12,10 @@ import uuid
 from datetime import timedelta
 
 from celery import shared_task
-from django.db import OperationalError
 from django.utils import timezone
 
 from memories import vectors
-from memories.tasks import publish
+from memories.tasks import durable_task, publish
 from transcripts import indexing
 from transcripts.models import Turn
 
@@ -26,14 +25,7 @@ SWEEP_MIN_AGE = timedelta(seconds=30)
 SWEEP_SESSIONS = 200
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=8,
-)
+@durable_task
 def embed_session_turns(session_id: str) -> int:
     """Embed the session's turns that lack the current model's vector. Idempotent."""
     done = indexing.embed_pending(uuid.UUID(session_id))
