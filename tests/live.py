@@ -50,43 +50,70 @@ class LiveServer(str):
         return str(self)
 
 
+class ThreadedServer:
+    """MMW's ASGI application (``/mcp`` mounted) served by uvicorn in a thread on 127.0.0.1. The
+    port is chosen at the first ``start`` and kept, so a test can stop the server and start it
+    again at the same address (a server that went away and came back)."""
+
+    def __init__(self, name: str = "live-server") -> None:
+        self.name = name
+        self.port = 0
+        self._running: tuple[uvicorn.Server, threading.Thread, socket.socket] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            "mmw.asgi:application",
+            host="127.0.0.1",
+            port=self.port,
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=5,
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=self.name, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                sock.close()
+                raise RuntimeError(f"the {self.name} did not start")
+            time.sleep(0.01)
+        self._running = (server, thread, sock)
+
+    def stop(self) -> None:
+        if self._running is None:
+            return
+        server, thread, sock = self._running
+        self._running = None
+        server.should_exit = True
+        thread.join(SHUTDOWN_TIMEOUT)
+        sock.close()
+        if thread.is_alive():
+            raise RuntimeError(f"the {self.name} did not stop")
+
+
 @pytest.fixture
 def live_server(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
     # Connections the server's worker threads open are closed after each call (max age 0), so
     # none outlives the test: pytest-django must be able to flush and finally drop the database.
     monkeypatch.setitem(connections.settings[DEFAULT_DB_ALIAS], "CONN_MAX_AGE", 0)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        "mmw.asgi:application",
-        host="127.0.0.1",
-        port=port,
-        lifespan="on",
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="live-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            sock.close()
-            raise RuntimeError("the live server did not start")
-        time.sleep(0.01)
+    served = ThreadedServer()
+    served.start()
     try:
-        yield LiveServer(f"http://127.0.0.1:{port}")
+        yield LiveServer(served.url)
     finally:
-        server.should_exit = True
-        thread.join(SHUTDOWN_TIMEOUT)
-        sock.close()
-        if thread.is_alive():
-            raise RuntimeError("the live server did not stop")
+        served.stop()
 
 
 def _auth_headers(key: str | None, headers: dict[str, str] | None) -> dict[str, str]:

@@ -12,84 +12,31 @@ URL and a key; ``mmw_agent`` comes from the repository's ``agent/`` (installed o
 from __future__ import annotations
 
 import os
-import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.test.utils import modify_settings
 
 from memories import vectors
 from tests.conftest import Tenancy
+from tests.live import ThreadedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_DIR = ROOT / "agent"
 AGENT_CMD = [sys.executable, "-m", "mmw_agent"]
 
 
-class RestartableServer:
-    def __init__(self) -> None:
-        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        probe.bind(("127.0.0.1", 0))
-        self.port = probe.getsockname()[1]
-        probe.close()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._sock: socket.socket | None = None
-
-    def start(self) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        config = uvicorn.Config(
-            "mmw.asgi:application",
-            host="127.0.0.1",
-            port=self.port,
-            lifespan="on",
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=5,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="mmw-server", daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                server.should_exit = True
-                sock.close()
-                raise RuntimeError("the MMW server did not start")
-            time.sleep(0.01)
-        self._server, self._thread, self._sock = server, thread, sock
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.should_exit = True
-        assert self._thread is not None
-        assert self._sock is not None
-        self._thread.join(10)
-        self._sock.close()
-        if self._thread.is_alive():
-            raise RuntimeError("the MMW server did not stop")
-        self._server = self._thread = self._sock = None
-
-
 @pytest.fixture
-def mmw_server(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[RestartableServer]:
+def mmw_server(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[ThreadedServer]:
     monkeypatch.setitem(connections.settings[DEFAULT_DB_ALIAS], "CONN_MAX_AGE", 0)
     # Load the embedding model first: a first write loading it can pass the 5 s request deadline
     # on a busy machine, and the agent would (rightly) queue it instead.
     vectors.warm_up()
     with modify_settings(ALLOWED_HOSTS={"append": "127.0.0.1"}):
-        server = RestartableServer()
+        server = ThreadedServer("MMW server")
         server.start()
         try:
             yield server
@@ -117,7 +64,7 @@ def agent_environment(tmp_path: Path, url: str, key: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def agent_env(tmp_path: Path, mmw_server: RestartableServer, tenancy: Tenancy) -> dict[str, str]:
+def agent_env(tmp_path: Path, mmw_server: ThreadedServer, tenancy: Tenancy) -> dict[str, str]:
     return agent_environment(tmp_path, mmw_server.url, tenancy.alice.key)
 
 

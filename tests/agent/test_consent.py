@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from accounts.models import AuditEvent
-from tests.agent.conftest import AGENT_CMD, RestartableServer
+from tests.agent.conftest import AGENT_CMD
 from tests.conftest import Tenancy
+from tests.live import ThreadedServer
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -68,7 +69,7 @@ def status_json(env: dict[str, str]) -> str:
 
 
 def test_yes_gives_consent_after_showing_folders_counts_server_and_redaction(
-    mmw_server: RestartableServer, tenancy: Tenancy, with_sessions: dict[str, str]
+    mmw_server: ThreadedServer, tenancy: Tenancy, with_sessions: dict[str, str]
 ) -> None:
     code, out = in_terminal(with_sessions, ["consent"], "yes")
     assert code == 0, out
@@ -97,7 +98,7 @@ def test_yes_gives_consent_after_showing_folders_counts_server_and_redaction(
 
 @pytest.mark.parametrize("answer", ["no", "y", "YES please", ""])
 def test_anything_but_yes_gives_no_consent(
-    mmw_server: RestartableServer, tenancy: Tenancy, with_sessions: dict[str, str], answer: str
+    mmw_server: ThreadedServer, tenancy: Tenancy, with_sessions: dict[str, str], answer: str
 ) -> None:
     code, out = in_terminal(with_sessions, ["consent"], answer)
     assert code == 1, out
@@ -108,7 +109,7 @@ def test_anything_but_yes_gives_no_consent(
 
 
 def test_without_a_terminal_consent_is_refused_even_with_yes_piped_in(
-    mmw_server: RestartableServer, tenancy: Tenancy, with_sessions: dict[str, str]
+    mmw_server: ThreadedServer, tenancy: Tenancy, with_sessions: dict[str, str]
 ) -> None:
     done = subprocess.run(
         [*AGENT_CMD, "consent"], env=with_sessions, input="yes\n", capture_output=True, text=True, timeout=60

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import AGENT_CMD, RestartableServer
+from tests.agent.conftest import AGENT_CMD
 from tests.conftest import Tenancy
+from tests.live import ThreadedServer
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +24,7 @@ def login(env: dict[str, str], url: str, key: str) -> subprocess.CompletedProces
 
 
 def test_login_checks_the_key_then_stores_it_private(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str]
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str]
 ) -> None:
     config = Path(agent_env["XDG_CONFIG_HOME"]) / "mmw-agent" / "config.json"
     refused = login(agent_env, mmw_server.url, "mmw_" + "x" * 43)

@@ -21,9 +21,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from memories.models import Memory
-from tests.agent.conftest import AGENT_CMD, RestartableServer
+from tests.agent.conftest import AGENT_CMD
 from tests.conftest import Tenancy
-from tests.live import mcp_call, mcp_list_tools
+from tests.live import ThreadedServer, mcp_call, mcp_list_tools
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +68,7 @@ def wait_until(condition: Callable[[], bool], what: str, seconds: float = 30.0) 
 
 
 def test_lists_the_servers_tools_with_their_schemas_plus_sync_status(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
 ) -> None:
     direct = {t.name: t for t in mcp_list_tools(mmw_server.url, tenancy.alice.key)}
 
@@ -84,7 +84,7 @@ def test_lists_the_servers_tools_with_their_schemas_plus_sync_status(
 
 
 def test_remember_search_forget_answer_exactly_as_the_server(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "agent.log"
     url, key = mmw_server.url, tenancy.alice.key
@@ -117,7 +117,7 @@ def test_remember_search_forget_answer_exactly_as_the_server(
 
 
 def test_server_down_reads_fail_naming_it_writes_queue_and_replay_once(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "agent.log"
     url, key = mmw_server.url, tenancy.alice.key
@@ -166,7 +166,7 @@ def test_server_down_reads_fail_naming_it_writes_queue_and_replay_once(
 
 
 def test_writes_queued_before_the_agent_is_killed_are_replayed_after_restart(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
 ) -> None:
     log = tmp_path / "agent.log"
     url, key = mmw_server.url, tenancy.alice.key

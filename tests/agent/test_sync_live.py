@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.agent.conftest import AGENT_CMD, RestartableServer
+from tests.agent.conftest import AGENT_CMD
 from tests.conftest import Tenancy
+from tests.live import ThreadedServer
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,7 +48,7 @@ def search(url: str, key: str, query: str, **extra: object) -> list[dict[str, An
 
 
 def test_sync_uploads_both_clients_once_then_only_appended_turns(
-    mmw_server: RestartableServer, tenancy: Tenancy, agent_env: dict[str, str]
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str]
 ) -> None:
     url, key = mmw_server.url, tenancy.alice.key
     require_session_routes(url)
