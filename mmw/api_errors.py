@@ -99,3 +99,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     response = JsonResponse({"error": {"code": code, "message": message}}, status=http_status, headers=headers)
     response._has_been_logged = True  # type: ignore[attr-defined]
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``: JSON ``not_found`` naming the route on /api/ (an agent that mistypes a path
+    reads why), Django's page elsewhere."""
+    if not request.path.startswith("/api/"):
+        return defaults.page_not_found(request, exception)
+    message = f"no such route: {request.method} {request.path[:200]}"
+    return JsonResponse({"error": {"code": "not_found", "message": message}}, status=404)

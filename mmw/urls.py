@@ -16,3 +16,4 @@ urlpatterns = [
 
 # Exceptions outside DRF's views answer JSON on /api/ (see mmw.api_errors, mmw.boundary).
 handler500 = "mmw.api_errors.server_error"
+handler404 = "mmw.api_errors.not_found"

@@ -292,3 +292,11 @@ def test_healthz_names_a_dead_broker_within_a_second(
     assert time.monotonic() - began < 1.0
     assert response.status_code == 503
     assert response.json() == {"status": "unavailable", "database": "ok", "broker": "unreachable"}
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_route_is_a_json_404_naming_it(client: Any) -> None:
+    response = client.post("/api/v1/search", data="{}", content_type="application/json")
+    assert response.status_code == 404
+    assert response.json() == {"error": {"code": "not_found", "message": "no such route: POST /api/v1/search"}}
+    assert client.get("/no-such-page").headers["Content-Type"].startswith("text/html")
