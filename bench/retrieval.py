@@ -16,6 +16,7 @@ vectors from a bench-only loader that calls the backend and writes ``embedding``
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import threading
@@ -43,6 +44,10 @@ class Doc:
     workspace: str
     content: str
     source_id: str
+    # What a real uploader knows of a conversation's turn: when it was said (RFC 3339) and its
+    # place in the conversation; sent as ``occurred_at`` / ``position`` when set.
+    occurred_at: str | None = None
+    position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ def locomo(conversations: int | None = None, path: Path = common.LOCOMO_PATH) ->
             if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
         )
         for number, turns in sessions:
-            for turn in turns:
+            said = _session_time(conv.get(f"session_{number}_date_time"))
+            for position, turn in enumerate(turns):
                 text = turn.get("text", "").strip()
                 if text:
                     docs.append(
@@ -95,6 +101,9 @@ def locomo(conversations: int | None = None, path: Path = common.LOCOMO_PATH) ->
                             workspace,
                             f"{turn['speaker']}: {text}",
                             f"{sid}/session_{number}",
+                            # turns of a session share its time; a second each keeps their order
+                            (said + dt.timedelta(seconds=position)).isoformat() if said else None,
+                            position,
                         )
                     )
         for i, qa in enumerate(sample["qa"]):
@@ -111,6 +120,16 @@ def locomo(conversations: int | None = None, path: Path = common.LOCOMO_PATH) ->
                 )
             )
     return Dataset("locomo", docs, queries)
+
+
+def _session_time(text: object) -> dt.datetime | None:
+    """LoCoMo's ``"1:56 pm on 8 May, 2023"`` as a UTC time (None when absent or unreadable)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return dt.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
 
 
 def multilingual(path: Path = common.MULTILINGUAL_PATH) -> Dataset:
@@ -161,7 +180,11 @@ def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend
     retries: list[str] = []
 
     def store(doc: Doc) -> None:
-        body = {"content": doc.content, "workspace": doc.workspace, "source_id": doc.source_id}
+        body: dict[str, Any] = {"content": doc.content, "workspace": doc.workspace, "source_id": doc.source_id}
+        if doc.occurred_at is not None:
+            body["occurred_at"] = doc.occurred_at
+        if doc.position is not None:
+            body["position"] = doc.position
         for attempt in range(RETRIES + 1):
             try:
                 answer = client().remember(body)
@@ -409,6 +432,7 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
     assert key is not None
     vectors = embed_cached(backend, [d.content[:2000] for d in data.docs])
     workspaces = {name: Workspace.objects.get_or_create(project=project, name=name)[0] for name in data.workspaces()}
+    loaded_at = dt.datetime.now(dt.UTC)
     records = [
         Memory(
             account=project.account,
@@ -420,6 +444,8 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
             api_key=key,
             embedding=v,
             embedding_model=backend.model_id,
+            occurred_at=dt.datetime.fromisoformat(d.occurred_at) if d.occurred_at else loaded_at,
+            position=d.position,
         )
         for d, v in zip(data.docs, vectors, strict=True)
     ]
@@ -479,7 +505,6 @@ class Replay:
     """``search.fuse`` (the real one) on cached candidate lists, with patched constants."""
 
     def __init__(self, data: Dataset) -> None:
-        import datetime as dt
 
         base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
         # created_at is the fusion's tie-break (newer first): insertion order, as through REST.

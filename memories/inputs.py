@@ -224,6 +224,15 @@ UNTIL = Param(
     max_length=TIME_CHARS,
 )
 
+MIN_SCORE = Param(
+    "min_score",
+    "number",
+    "Only results at least this relevant (0..1, each result's score; default: a calibrated floor that "
+    "leaves out what merely shares a common word or a vague meaning with the query; 0 returns everything ranked).",
+    minimum=0.0,
+    maximum=1.0,
+)
+
 SEARCH: tuple[Param, ...] = (
     Param(
         "query",
@@ -284,11 +293,14 @@ SEARCH: tuple[Param, ...] = (
     ),
     SINCE,
     UNTIL,
+    MIN_SCORE,
 )
 
 # A listing without a query (the dashboard's record browser): search's workspace and filters,
 # without what only ranking uses. Not a tool of its own, so not in ``OPERATIONS``.
-LIST: tuple[Param, ...] = tuple(p for p in SEARCH if p.name not in {"query", "limit", "current_source_hash"})
+LIST: tuple[Param, ...] = tuple(
+    p for p in SEARCH if p.name not in {"query", "limit", "current_source_hash", "min_score"}
+)
 
 FORGET: tuple[Param, ...] = (
     Param(
@@ -359,6 +371,7 @@ RECALL: tuple[Param, ...] = (
     ),
     SINCE,
     UNTIL,
+    MIN_SCORE,
 )
 
 GET: tuple[Param, ...] = (

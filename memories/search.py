@@ -17,9 +17,10 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import FloatField, QuerySet
 from django.db.models.expressions import RawSQL
@@ -58,6 +59,17 @@ EF_SEARCH = 100
 # A query's keyword terms are capped: each one is a tsquery test in the scoring expression, and a
 # 10,000-character query would otherwise send thousands of them to PostgreSQL.
 MAX_QUERY_TERMS = 32
+# How a keyword hit's relevance weighs the query's IDF it matched against its share of the
+# query's terms (``coverage``).
+KEYWORD_IDF_SHARE = 0.5
+# Per embedding model: the cosines mapped to relevance 0 and 1 (linear between, clamped), so a
+# vector match alone reaches DEFAULT_FLOOR's 0.5 at the midpoint. Keyed by model id; other
+# models use MMW_SEARCH_COSINE_SCALE (a pair) or DEFAULT_COSINE_SCALE.
+COSINE_SCALES: dict[str, tuple[float, float]] = {
+    "use-multilingual-v3@512": (0.09, 0.29),
+    "multilingual-e5-small-q4@384": (0.7, 0.9),
+}
+DEFAULT_COSINE_SCALE = (0.3, 0.7)
 # Query embeddings run here, beside the request's keyword query (threads start on first use, so
 # a forking Celery worker never inherits one).
 _EMBEDDER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mmw-embed")
@@ -73,12 +85,45 @@ class Candidate:
     id: RowId
     score: float
     created_at: dt.datetime
+    # How relevant the row is on an absolute 0..1 scale (``relevance``), comparable across
+    # queries; the ranking's ``score`` is relative to the other candidates of one query.
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True)
 class Hit:
+    """A loaded record, its place-giving fused score and its absolute relevance (0..1)."""
+
     memory: Memory
     score: float
+    relevance: float
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Which candidates a search returns, by their absolute ``relevance``: none unless the best
+    reaches ``answer_from`` (the query matches something stored), then those reaching ``keep_from``
+    (at most ``answer_from``: a record found only by a weaker signal beside a strong hit stays)."""
+
+    answer_from: float
+    keep_from: float
+
+    @classmethod
+    def strict(cls, min_score: float) -> Floor:
+        """A caller's ``min_score``: every result at least that relevant."""
+        return cls(min_score, min_score)
+
+    def keep(self, relevance: dict[RowId, float]) -> list[RowId]:
+        if not relevance or max(relevance.values()) < self.answer_from:
+            return []
+        return [rid for rid, value in relevance.items() if value >= self.keep_from]
+
+
+NO_FLOOR = Floor(0.0, 0.0)
+# The floor ``search`` and ``recall_context`` apply unless the caller passes ``min_score``: they
+# answer only when a record's keyword coverage or scaled cosine reaches 0.5, and then return
+# what reaches half of it. Calibrated with `bench.floor` (docs/search.md, "The relevance floor").
+DEFAULT_FLOOR = Floor(0.5, 0.25)
 
 
 @dataclass(frozen=True)
@@ -93,53 +138,70 @@ class Ranking:
 StatsOf = Callable[[list[str]], "TermStats"]
 
 
-def hybrid_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Hit]:
+def hybrid_hits(
+    candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID, *, floor: Floor = NO_FLOOR
+) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
-    ``query``, by meaning and by keywords, best first, loaded without their vectors."""
-    winners = hybrid_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms))
+    ``query``, by meaning and by keywords, best first, loaded without their vectors; only what
+    passes ``floor``."""
+    winners = hybrid_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms), floor=floor)
     loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
-    return [Hit(loaded[c.id], c.score) for c in winners if c.id in loaded]
+    return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
 
 
 def hybrid_ranking(
-    candidates: QuerySet[Any], query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
+    candidates: QuerySet[Any],
+    query: str,
+    limit: int,
+    stats_of: StatsOf,
+    *,
+    context_weight: float = 0.0,
+    floor: Floor = NO_FLOOR,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
     hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
-    ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first."""
+    ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first,
+    leaving out what ``floor`` leaves out."""
     depth = max(MIN_CANDIDATES, 4 * limit)
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords.
     embedded = _EMBEDDER.submit(vectors.embed_query, query)
     keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
     dense = _nearest_to(candidates, embedded.result(), depth)
-    return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit)
+    return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit, floor)
 
 
-def fuse(rankings: list[Ranking], limit: int) -> list[Candidate]:
+def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
     small reciprocal-rank term breaks ties, and among equal scores the newer record wins. The
     spread of a z-score is at least ``SPREAD_FLOOR`` of the mean score, so two nearly equal
     scores (a ranker with two candidates) stay nearly equal instead of becoming z = +1 and -1.
     At most ``limit`` candidates, best first, scored 0..1. (Why not plain RRF: docs/search.md.)
+
+    A candidate's ``relevance`` is the highest any ranker gave it; ``floor`` decides which
+    candidates are left out, before the ``limit`` is taken (so it never empties a page that has
+    relevant rows further down).
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
+    relevance: dict[RowId, float] = {}
     for ranking in rankings:
         for c in ranking.candidates:
             created.setdefault(c.id, c.created_at)
+            relevance[c.id] = max(relevance.get(c.id, 0.0), c.relevance)
     for ranking in rankings:
         if not ranking.candidates:
             continue
         z = _z_scores([c.score for c in ranking.candidates])
-        floor = min(z)
+        lowest = min(z)
         seen = {c.id: (rank, zi) for rank, (c, zi) in enumerate(zip(ranking.candidates, z, strict=True))}
         for rid in created:
-            rank, zi = seen.get(rid, (None, floor))
+            rank, zi = seen.get(rid, (None, lowest))
             tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
             scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
-    ordered = sorted(scores, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
-    return [Candidate(rid, _squash(scores[rid]), created[rid]) for rid in ordered]
+    kept = floor.keep(relevance)
+    ordered = sorted(kept, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
+    return [Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid]) for rid in ordered]
 
 
 def _z_scores(values: list[float]) -> list[float]:
@@ -258,22 +320,23 @@ def keyword_ranking(
 
     With ``context_weight`` > 0 the rows also carry a ``context_document`` (a session turn's
     previous turn, docs/sessions.md): a term found only there counts ``context_weight`` of its
-    IDF, and such rows are candidates too ("contextual indexing")."""
+    IDF, and such rows are candidates too ("contextual indexing").
+
+    A hit's ``relevance`` is its ``coverage`` of the query: the share of the query's IDF and of
+    its terms that it contains (a record holding the query's only rare word covers most of it;
+    one sharing a common word with a query about something else covers little)."""
     terms = keyword_terms(query)
     if not terms:
         return []
     stats = stats_of(terms)
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
-    params: list[object] = []
-    if context_weight > 0:
-        case = f"CASE WHEN search_document @@ {tsq} THEN %s WHEN context_document @@ {tsq} THEN %s ELSE 0 END"
-        for term, weight in zip(terms, stats.weights(), strict=True):
-            params += [term, weight, term, weight * context_weight]
-    else:
-        case = f"CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END"
-        params = [x for pair in zip(terms, stats.weights(), strict=True) for x in pair]
-    parts = " + ".join(f"({case})" for _ in terms)
-    score = RawSQL(f"({parts}) / sqrt(1.0 + ln(1.0 + length(search_document)))", params, output_field=FloatField())  # noqa: S611
+    weights = stats.weights()
+    idf_sql, idf_params = _term_sum(terms, weights, context_weight)
+    count_sql, count_params = _term_sum(terms, [1.0] * len(terms), context_weight)
+    score = RawSQL(f"{idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document)))", idf_params, output_field=FloatField())  # noqa: S611
+    matched_idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
+    matched_count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
+    total_idf, total_count = sum(weights), float(len(terms))
     match = matching_terms(terms, stats)
     where = f"search_document @@ {tsq}" + (f" OR context_document @@ {tsq}" if context_weight > 0 else "")
     bound = [" | ".join(match)] * (2 if context_weight > 0 else 1)
@@ -282,8 +345,40 @@ def keyword_ranking(
     if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS:  # only when one term alone is over
         newest = found.order_by("-created_at").values("id")[:KEYWORD_SCORED_ROWS]
         found = candidates.filter(id__in=newest)
-    ranked = found.annotate(rank=score).order_by("-rank", "-created_at").values_list("id", "rank", "created_at")[:limit]
-    return [Candidate(rid, float(rank), created) for rid, rank, created in ranked]
+    ranked = (
+        found.annotate(rank=score, idf=matched_idf, count=matched_count)
+        .order_by("-rank", "-created_at")
+        .values_list("id", "rank", "created_at", "idf", "count")[:limit]
+    )
+    return [
+        Candidate(rid, float(rank), created, coverage(float(idf) / total_idf, float(count) / total_count))
+        for rid, rank, created, idf, count in ranked
+    ]
+
+
+def coverage(idf_share: float, term_share: float) -> float:
+    """A keyword hit's absolute relevance (0..1) from the share of the query's IDF it matched and
+    the share of its terms: ``KEYWORD_IDF_SHARE`` of the first, the rest of the second. IDF alone
+    would call a record sharing a project-wide word (every record says "deploy") irrelevant to
+    "deploy the release"; term counts alone would let one common word carry half of a two-word query."""
+    share = KEYWORD_IDF_SHARE * idf_share + (1.0 - KEYWORD_IDF_SHARE) * term_share
+    return min(1.0, max(0.0, share))
+
+
+def _term_sum(terms: list[str], weights: list[float], context_weight: float) -> tuple[str, list[object]]:
+    """SQL summing ``weights[i]`` over the ``terms[i]`` a row's ``search_document`` contains (with
+    ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``),
+    and its parameters."""
+    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+    params: list[object] = []
+    if context_weight > 0:
+        case = f"CASE WHEN search_document @@ {tsq} THEN %s WHEN context_document @@ {tsq} THEN %s ELSE 0 END"
+        for term, weight in zip(terms, weights, strict=True):
+            params += [term, weight, term, weight * context_weight]
+    else:
+        case = f"CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END"
+        params = [x for pair in zip(terms, weights, strict=True) for x in pair]
+    return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
 
 
 def _nearest_to(
@@ -293,7 +388,9 @@ def _nearest_to(
     if embedded is None:
         return []
     vector, backend = embedded
-    return nearest(candidates, vector, backend.model_id, limit)
+    scale = cosine_scale(backend.model_id)
+    found = nearest(candidates, vector, backend.model_id, limit)
+    return [replace(c, relevance=scale.relevance(c.score)) for c in found]
 
 
 def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
@@ -314,3 +411,23 @@ def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, l
             cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
         rows = list(ranked)
     return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
+
+
+@dataclass(frozen=True)
+class CosineScale:
+    """A model's cosine similarities mapped onto the absolute 0..1 relevance: ``low`` and below
+    say nothing (0), ``high`` and above are as sure as a full keyword match (1), linear between."""
+
+    low: float
+    high: float
+
+    def relevance(self, cosine: float) -> float:
+        return min(1.0, max(0.0, (cosine - self.low) / (self.high - self.low)))
+
+
+def cosine_scale(model_id: str) -> CosineScale:
+    """The calibrated scale of ``model_id`` (``COSINE_SCALES``), else the operator's
+    ``MMW_SEARCH_COSINE_SCALE``, else ``DEFAULT_COSINE_SCALE``."""
+    operator = getattr(settings, "MMW_SEARCH_COSINE_SCALE", None)
+    low, high = COSINE_SCALES.get(model_id) or operator or DEFAULT_COSINE_SCALE
+    return CosineScale(float(low), float(high))

@@ -95,7 +95,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}")
     if v["current_source_hash"] is not None and v["source_id"] is None:
         raise InvalidInput("source_id is required when current_source_hash is provided")
-    for name in ("min_confidence", "min_importance"):
+    for name in ("min_confidence", "min_importance", "min_score"):
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
     filters = MemoryFilters.of(v)
@@ -103,10 +103,20 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
     if base is None:
         return answer
-    hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk)
+    hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk, floor=_floor(v))
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
-    answer["results"] = present(principal, [h.memory for h in hits], [h.score for h in hits], freshness)
+    answer["results"] = present(principal, [h.memory for h in hits], [h.relevance for h in hits], freshness)
     return answer
+
+
+def _floor(v: Mapping[str, Any]) -> search.Floor:
+    """The relevance floor of a parsed search or recall: the caller's ``min_score`` (checked to be
+    within 0..1), strict, or the calibrated default."""
+    if v["min_score"] is None:
+        return search.DEFAULT_FLOOR
+    if not 0.0 <= v["min_score"] <= 1.0:
+        raise InvalidInput("min_score must be between 0 and 1")
+    return search.Floor.strict(float(v["min_score"]))
 
 
 @dataclass(frozen=True)
@@ -293,8 +303,8 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
     if base is None:
         return answer
-    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk)
-    relevance = {h.memory.id: h.score for h in hits}
+    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk, floor=_floor(v))
+    relevance = {h.memory.id: h.relevance for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-occurred_at")[:20])
     pool = [h.memory for h in hits] + pinned
     # Equal importance and relevance: what happened last first (occurred_at, not the write time).

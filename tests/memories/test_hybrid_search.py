@@ -108,3 +108,71 @@ def test_near_equal_keyword_scores_do_not_outvote_a_clear_dense_preference() -> 
 )
 def test_keyword_query_keeps_only_words(query: str, expected: str | None) -> None:
     assert (" | ".join(keyword_terms(query)) or None) == expected
+
+
+# --- the relevance floor (min_score) ---------------------------------------------------------
+
+
+def test_a_query_about_nothing_stored_returns_no_results(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    remember_all(api)
+    assert api.search(query="how often to feed a sourdough starter")["results"] == []
+    assert api.search(query="telescope mirror grinding at home")["results"] == []
+
+
+def test_min_score_zero_returns_everything_ranked(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    ids = remember_all(api)
+    results = api.search(query="how often to feed a sourdough starter", min_score=0)["results"]
+    assert {r["id"] for r in results} == set(ids.values())
+    assert all(0.0 <= r["score"] < 0.5 for r in results)
+
+
+def test_a_related_query_still_finds_its_fact_under_the_default_floor(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    ids = remember_all(api)
+    results = api.search(query="how long are production backups kept?")["results"]
+    assert results[0]["id"] == ids["fr"]
+    assert results[0]["score"] >= 0.5
+
+
+def test_an_explicit_min_score_is_strict_for_every_result(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    remember_all(api)
+    everything = api.search(query="production database backups", min_score=0)["results"]
+    strict = api.search(query="production database backups", min_score=0.6)["results"]
+    assert [r["id"] for r in strict] == [r["id"] for r in everything if r["score"] >= 0.6]
+    assert 0 < len(strict) < len(everything)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_min_score_outside_0_1_is_refused(tenancy: Tenancy, value: float) -> None:
+    code, body = Api(tenancy.alice.key).call("POST", "/memories/search", {"query": "backups", "min_score": value})
+    assert code == 400
+    assert body["error"]["message"] == "min_score must be between 0 and 1"
+
+
+def test_recall_context_applies_the_floor_but_keeps_pinned_records(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    remember_all(api)
+    pinned = api.ok_remember(content="never deploy on Fridays", tags=["kind:pinned"])["id"]
+    code, pack = api.call("POST", "/recall-context", {"task": "repot the orchid after it blooms"})
+    assert code == 200
+    assert [i["id"] for i in pack["items"]] == [pinned]
+
+
+def test_floor_answers_only_when_the_best_candidate_reaches_it() -> None:
+    from memories.search import DEFAULT_FLOOR, Floor
+
+    assert DEFAULT_FLOOR.keep({"a": 0.49, "b": 0.3}) == []
+    assert sorted(DEFAULT_FLOOR.keep({"a": 0.5, "b": 0.3, "c": 0.2})) == ["a", "b"]
+    assert Floor.strict(0.4).keep({"a": 0.9, "b": 0.39}) == ["a"]
+
+
+def test_keyword_coverage_weighs_rare_words_and_the_share_of_terms() -> None:
+    from memories.search import coverage
+
+    assert coverage(1.0, 1.0) == 1.0
+    assert coverage(0.0, 0.0) == 0.0
+    # one common word of a two-word query: half its terms, little of its IDF
+    assert 0.25 < coverage(0.06, 0.5) < 0.5

@@ -212,7 +212,7 @@ def _assert_workspace_serves(server: LiveServer, tenancy: Tenancy) -> None:
         (f"{API}/memories/history?fact_key=a%00b", 400, f"fact_key {LONE}"),
         (f"{API}/memories/history?fact_key={'k' * 1001}", 400, "fact_key exceeds maximum length of 1000"),
         (f"{API}/memories/history?fact_key=k&workspace=w%00", 400, f"workspace {LONE}"),
-        (f"{API}/memories/{uuid.uuid4()}/history", 404, "memory not found"),
+        (f"{API}/memories/{uuid.UUID(int=7)}/history", 404, "memory not found"),
         (f"{API}/memories/a%00b", 404, "memory not found"),
     ],
 )
