@@ -126,6 +126,9 @@ DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
     "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Seconds a resolved API key's principal is reused in a process (accounts.key_cache): a revoked
+# key or a deactivated member stops within this, at once in the process that made the change.
+MMW_KEY_CACHE_SECONDS = env_float("MMW_KEY_CACHE_SECONDS", 1.0, minimum=0.0)
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
