@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from accounts import key_cache
 from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
 from mmw import text
 from orgs.models import Membership
@@ -79,6 +80,9 @@ def resolve_key(raw_key: str) -> Principal | None:
         return None
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + LOOKUP_CHARS]
     wanted = digest(raw_key)
+    cached = key_cache.CACHE.get(wanted)
+    if cached is not None:
+        return cached
     candidates = ApiKey.objects.select_related("account", "project__account", "user").filter(
         prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True
     )
@@ -88,6 +92,7 @@ def resolve_key(raw_key: str) -> Principal | None:
     principal = principal_for(user=key.user, project=key.project, api_key=key, scopes=frozenset(key.scopes))
     if principal is not None:
         _touch(key)
+        key_cache.CACHE.put(wanted, principal)
     return principal
 
 

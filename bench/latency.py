@@ -133,6 +133,7 @@ def bulk_load(
                     embedding=vector,
                     embedding_model=backend.model_id,
                     archived_at=now,
+                    occurred_at=now,
                 )
                 for i, (text, vector) in enumerate(zip(batch, vectors, strict=True))
             ],

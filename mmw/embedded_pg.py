@@ -101,6 +101,7 @@ def database_settings(pgdata: Path) -> dict[str, Any]:
         "HOST": str(socket_dir),
         "PORT": "",
         "CONN_HEALTH_CHECKS": True,
+        "EMBEDDED": True,  # read by mmw.db: start this server before the first connection
     }
 
 

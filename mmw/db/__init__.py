@@ -1,1 +1,1 @@
-"""The embedded-PostgreSQL database engine (``ENGINE = "mmw.db"``); see ``mmw.db.base``."""
+"""MMW's database engine (``ENGINE = "mmw.db"``): PostgreSQL, the embedded server, the breaker; see ``mmw.db.base``."""

@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend, plus: the embedded server is started before a process's first
+"""Django's PostgreSQL backend (the engine of every configuration, ``DATABASE_URL`` or embedded),
+plus: the embedded server (settings marked ``EMBEDDED``) is started before a process's first
 connection.
 
 Settings only say where the embedded server's socket will be (``embedded_pg.database_settings``),
@@ -6,6 +7,8 @@ so commands that never touch the database (``manage.py pg status``, ``check``) s
 The first connection of each process starts the server if it is not running and creates the
 database (``migrate``, ``quickstart``, the test run, a ``serve`` child); later connections do not
 check again: restarting a server that died afterwards is ``manage.py serve``'s job.
+With the pool on, each borrow first asks the breaker (``mmw.db.breaker``): while the database
+refuses connections, the borrow fails at once instead of waiting for the pool's timeout.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from django.conf import settings
 from django.db.backends.postgresql import base
 
 from mmw import embedded_pg
+from mmw.db.breaker import BREAKER, server_address
 
 _started = threading.Event()
 _lock = threading.Lock()
@@ -34,5 +38,9 @@ def ensure_started() -> None:
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
-        ensure_started()
+        if self.settings_dict.get("EMBEDDED"):
+            ensure_started()
+        if self.pool is not None:
+            # A refused database answers now, not after the pool's timeout (mmw.db.breaker).
+            BREAKER.admit(server_address(conn_params))
         return super().get_new_connection(conn_params)

@@ -9,6 +9,7 @@ import dj_database_url
 
 from mmw import embedded_pg, embedded_redis
 from mmw.csp import build_policy
+from mmw.db.breaker import WatchedConnection
 from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -76,7 +77,8 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "")
 DATABASES: dict[str, Any]
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True)}
+    # Our engine (Django's PostgreSQL plus the breaker, mmw.db); it starts no embedded server here.
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_health_checks=True, engine="mmw.db")}
 else:
     DATABASES = {"default": embedded_pg.database_settings(DATA_DIR / "pg")}
 # Persistent connections are per thread; under ASGI (and the MCP endpoint's worker threads) they
@@ -89,6 +91,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("MMW_DB_CONN_MAX_AGE", 0, minimum
 # Off (0) for the Celery worker, which forks (pools are not fork-safe), and for commands.
 DB_POOL_MAX_SIZE = env_int("MMW_DB_POOL_MAX_SIZE", 0, minimum=0)
 DB_POOL_TIMEOUT = env_float("MMW_DB_POOL_TIMEOUT", 1.5, minimum=0.1)
+# Seconds after a refused connect during which borrows fail at once (503), then one probe (mmw.db.breaker).
+DB_BREAKER_SECONDS = env_float("MMW_DB_BREAKER_SECONDS", 1.0, minimum=0.1)
 if DB_POOL_MAX_SIZE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
         raise ValueError("MMW_DB_CONN_MAX_AGE must be 0 when MMW_DB_POOL_MAX_SIZE pools connections")
@@ -101,7 +105,10 @@ if DB_POOL_MAX_SIZE:
         # Shed load instead of queueing it: a request that cannot borrow a connection within this
         # many seconds answers 503 with Retry-After (mmw.boundary), well inside the 2 s promise.
         "timeout": DB_POOL_TIMEOUT,
+        # Tells mmw.db.breaker how each connect went: refused -> borrows fail at once for a while.
+        "connection_class": WatchedConnection,
     }
+
 # Admission control (mmw.boundary): API requests inside the app at once, per web process; more
 # wait briefly, then get 503 + Retry-After. Twice the pool keeps every connection busy.
 MAX_REQUESTS_IN_FLIGHT = env_int("MMW_MAX_REQUESTS_IN_FLIGHT", 2 * (DB_POOL_MAX_SIZE or 8), minimum=1)
@@ -119,6 +126,9 @@ DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
     "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Seconds a resolved API key's principal is reused in a process (accounts.key_cache): a revoked
+# key or a deactivated member stops within this, at once in the process that made the change.
+MMW_KEY_CACHE_SECONDS = env_float("MMW_KEY_CACHE_SECONDS", 1.0, minimum=0.0)
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [

@@ -97,3 +97,52 @@ def test_healthz_needs_no_key() -> None:
     response = Client().get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+
+
+@pytest.mark.django_db
+def test_a_resolved_key_is_reused_without_sql(tenancy: Tenancy, django_assert_num_queries: object) -> None:
+    first = keys.resolve_key(tenancy.bob.key)
+    with django_assert_num_queries(0):  # type: ignore[operator]
+        assert keys.resolve_key(tenancy.bob.key) is first
+
+
+@pytest.mark.django_db
+def test_revoking_through_the_service_stops_the_key_at_once(tenancy: Tenancy) -> None:
+    assert keys.resolve_key(tenancy.alice.key) is not None  # cached
+    api_key = ApiKey.objects.get(prefix=tenancy.alice.key[4:12])
+    services.api_key_revoke(api_key=api_key, actor=tenancy.alice.user)
+    assert keys.resolve_key(tenancy.alice.key) is None
+
+
+@pytest.mark.django_db
+def test_deactivating_through_the_service_stops_the_members_key_at_once(tenancy: Tenancy) -> None:
+    from orgs.services import membership_deactivate
+
+    assert keys.resolve_key(tenancy.bob.key) is not None  # cached
+    membership = Membership.objects.get(user=tenancy.bob.user, account=tenancy.alice.account)
+    membership_deactivate(membership=membership, actor=tenancy.alice.user)
+    assert keys.resolve_key(tenancy.bob.key) is None
+
+
+@pytest.mark.django_db
+def test_a_revocation_the_process_did_not_see_stops_the_key_within_a_second(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another web process revoked it (here: an UPDATE, which sends no signal): the cached
+    principal lives at most MMW_KEY_CACHE_SECONDS (1 s)."""
+    from accounts import key_cache
+
+    now = [1000.0]
+    monkeypatch.setattr(key_cache, "CACHE", key_cache.PrincipalCache(clock=lambda: now[0]))
+    assert keys.resolve_key(tenancy.alice.key) is not None
+    ApiKey.objects.filter(prefix=tenancy.alice.key[4:12]).update(revoked_at="2026-01-01T00:00:00Z")
+    now[0] += 0.5
+    assert keys.resolve_key(tenancy.alice.key) is not None  # still within the second
+    now[0] += 0.5
+    assert keys.resolve_key(tenancy.alice.key) is None  # one second after it was resolved
+
+
+def test_the_cache_lives_one_second_by_default() -> None:
+    from django.conf import settings
+
+    assert settings.MMW_KEY_CACHE_SECONDS == 1.0

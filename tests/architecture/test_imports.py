@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "orgs.selectors",
             "accounts.keys",
+            "accounts.key_cache",
             "accounts.selectors",
             "accounts.services",
             "orgs.services",

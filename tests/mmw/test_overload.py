@@ -186,6 +186,11 @@ def timed(call: object) -> tuple[httpx.Response, float]:
     return response, time.monotonic() - began
 
 
+# A refused database is known at once (mmw.db.breaker): its 503 must not wait for the pool's
+# 1.5 s timeout; a hung one can only be found out by that timeout, within the 2 s promise.
+WITHIN = {"refused": 0.6, "hung": 2.0}
+
+
 @pytest.mark.parametrize("failure", ["refused", "hung"])
 def test_unreachable_database_answers_503_within_2_s_on_rest_and_mcp(tmp_path: Path, failure: str) -> None:
     with contextlib.ExitStack() as stack:
@@ -194,21 +199,22 @@ def test_unreachable_database_answers_503_within_2_s_on_rest_and_mcp(tmp_path: P
             served(tmp_path / "server.log", DATABASE_URL=f"postgresql://mmw:mmw@127.0.0.1:{port}/mmw")
         )
         auth = {"Authorization": "Bearer mmw_notreallyakey"}
-        for _ in range(2):  # the second time too: nothing piles up behind a dead database
+        for _ in range(3):  # again, past the breaker's 1 s window: nothing piles up behind a dead database
             health, took = timed(lambda: httpx.get(f"{url}/healthz", timeout=10))
             assert health.status_code == 503, health.text
             assert took < 1.0
             assert health.json()["database"] == "unreachable"
             rest, took = timed(lambda: httpx.get(f"{url}/api/v1/workspaces", headers=auth, timeout=10))
             assert rest.status_code == 503, rest.text
-            assert took < 2.0
+            assert took < WITHIN[failure], took
             assert rest.json()["error"]["code"] == "service_unavailable"
             assert int(rest.headers["retry-after"]) >= 1
             mcp, took = timed(lambda: httpx.post(f"{url}/mcp", json=CALL, headers={**auth, **MCP_HEADERS}, timeout=10))
             assert mcp.status_code == 503, mcp.text
-            assert took < 2.0
+            assert took < WITHIN[failure], took
             assert mcp.headers["content-type"] == "application/json"
             assert int(mcp.headers["retry-after"]) >= 1
+            time.sleep(1.1)  # past the breaker's window: the next call probes, and is refused again
 
 
 def spend_the_rate_limit(url: str, key: str) -> None:
