@@ -24,6 +24,9 @@ MMW_PORT = env_int("MMW_PORT", 8000, minimum=1)
 PUBLIC_URL = env_str("MMW_PUBLIC_URL", f"http://{MMW_HOST}:{MMW_PORT}").rstrip("/")
 ALLOWED_HOSTS = env_list("MMW_ALLOWED_HOSTS", [MMW_HOST, "localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("MMW_CSRF_TRUSTED_ORIGINS", [PUBLIC_URL])
+# Origins (exact, like "https://inspector.example.com") of browser-based MCP clients served from
+# another host; /mcp answers 403 to any other present Origin whose host is not in ALLOWED_HOSTS.
+MMW_MCP_ALLOWED_ORIGINS = env_list("MMW_MCP_ALLOWED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
