@@ -16,21 +16,21 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
-from pydantic import AnyHttpUrl
 from starlette.datastructures import Headers
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memories.mcp import descriptions
-from memories.mcp.auth import ApiKeyVerifier, with_canonical_authorization
-from memories.mcp.tools import build_tools
+from memories.mcp.auth import ApiKeyVerifier, AudienceBoundBackend, BearerGate, with_canonical_authorization
+from memories.mcp.tools import build_tools, scope_of_tool
 from memories.presenters import API_VERSION
 
 MCP_PATH = "/mcp"
@@ -53,21 +53,26 @@ class MmwServer(MCPServer):
 
 
 def build_server() -> MCPServer:
+    """The SDK server with MMW's tools and no auth of its own: ``McpEndpoint`` puts the bearer
+    check (keys and OAuth tokens, audience-bound) in front of it (``memories.mcp.auth``)."""
     server = MmwServer(
         "mmw",
         title="MMW memory",
         instructions=descriptions.INSTRUCTIONS,
         version=API_VERSION,
-        token_verifier=ApiKeyVerifier(),
-        # The SDK requires an issuer for bearer auth; with no resource_server_url it publishes no
-        # OAuth metadata and the 401's WWW-Authenticate names no authorization server.
-        auth=AuthSettings(issuer_url=AnyHttpUrl(settings.PUBLIC_URL), resource_server_url=None),
         tools=build_tools(),
     )
     handlers = server._lowlevel_server._request_handlers  # no public way to unregister one
     for method in UNSERVED_METHODS:
         handlers.pop(method, None)
     return server
+
+
+def with_authentication(app: ASGIApp) -> ASGIApp:
+    """``app`` behind Starlette's authentication (the SDK's bearer backend over MMW's one
+    resolver, audience-checked), the SDK's auth context, and ``BearerGate`` (401/403 challenges)."""
+    gated = BearerGate(app, scope_of_tool())
+    return AuthenticationMiddleware(AuthContextMiddleware(gated), backend=AudienceBoundBackend(ApiKeyVerifier()))
 
 
 class McpEndpoint:
@@ -93,7 +98,7 @@ class McpEndpoint:
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         async with self._server.session_manager.run():
-            self._app = app
+            self._app = with_authentication(app)
             try:
                 yield
             finally:
