@@ -18,8 +18,8 @@ from django.conf import settings
 from django.core.cache import cache
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import AuthenticationError
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import RequestBodyLimitMiddleware
@@ -66,7 +66,7 @@ def authorization_server_metadata() -> dict[str, Any]:
             "token_endpoint_auth_methods_supported": methods,
             "revocation_endpoint_auth_methods_supported": methods,
         }
-    ).model_dump(mode="json", exclude_none=True)
+    ).model_dump(mode="json", exclude_none=True) | {"issuer": issuer}
 
 
 def protected_resource_metadata() -> dict[str, Any]:
@@ -78,7 +78,8 @@ def protected_resource_metadata() -> dict[str, Any]:
         resource_name="MMW memory (MCP)",
         resource_documentation=AnyHttpUrl(f"{settings.PUBLIC_URL.rstrip('/')}/docs/oauth"),
     )
-    return metadata.model_dump(mode="json", exclude_none=True)
+    # the issuer exactly as the authorization server names itself (no trailing slash added)
+    return {**metadata.model_dump(mode="json", exclude_none=True), "authorization_servers": [config.issuer()]}
 
 
 async def _as_metadata(request: Request) -> Response:
@@ -113,13 +114,26 @@ def _count_registration(address: str) -> int:
     return int(cache.incr(key))
 
 
+async def _revoke(request: Request) -> Response:
+    """RFC 7009 §2: revoke the token (and its chain); 200 whether or not it was known. The SDK's
+    handler would refuse a public client that sends no ``client_secret`` field at all."""
+    try:
+        client = await _authenticator.authenticate_request(request)
+    except AuthenticationError as exc:
+        return JSONResponse({"error": "invalid_client", "error_description": exc.message}, status_code=401)
+    token = (await request.form()).get("token")
+    if not isinstance(token, str) or not token:
+        return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
+    await run_sync(services.token_revoke, raw_token=token[:200], client_id=client.client_id)
+    return Response(status_code=200, headers={"Cache-Control": "no-store"})
+
+
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
     return RequestBodyLimitMiddleware(app, limit)
 
 
 def build_router() -> Router:
     token = TokenHandler(_provider, _authenticator)
-    revoke = RevocationHandler(_provider, _authenticator)
     register = RegistrationHandler(_provider, options=_registration)
     routes = [
         Route(AS_METADATA_PATH, cors_middleware(_as_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]),
@@ -144,7 +158,7 @@ def build_router() -> Router:
         ),
         Route(
             REVOKE_PATH,
-            _limited(cors_middleware(revoke.handle, ["POST", "OPTIONS"]), FORM_BODY_BYTES),
+            _limited(cors_middleware(_revoke, ["POST", "OPTIONS"]), FORM_BODY_BYTES),
             methods=["POST", "OPTIONS"],
         ),
     ]
