@@ -16,7 +16,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         principal = resolve_bearer(header)
-        if principal is None:
+        # OAuth access tokens are audience-bound to /mcp (RFC 8707): REST is not their resource.
+        if principal is None or principal.oauth is not None:
             raise exceptions.AuthenticationFailed("invalid or revoked API key")
         return (principal.user, principal)
 

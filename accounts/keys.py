@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.utils import timezone
@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts import key_cache
 from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
 from mmw import text
+from oauth.models import Token
 from orgs.models import Membership
 from orgs.selectors import active_membership, department_ids_of, has_project_access
 
@@ -27,8 +28,18 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
+class OAuthUse:
+    """How a principal reached MMW when it came with an OAuth access token instead of a key: the
+    person's grant, the client's name (the principal's device label) and the token's audience."""
+
+    grant_id: int
+    client_name: str
+    resource: str
+
+
+@dataclass(frozen=True)
 class Principal:
-    """Who is calling: the user, their account and membership, the key and its project."""
+    """Who is calling: the user, their account and membership, the key (or OAuth grant) and its project."""
 
     user: User
     account: Account
@@ -37,9 +48,12 @@ class Principal:
     api_key: ApiKey | None
     scopes: frozenset[str] = field(default_factory=frozenset)
     department_ids: frozenset[int] = field(default_factory=frozenset)
+    oauth: OAuthUse | None = None
 
     @property
     def device_label(self) -> str:
+        if self.oauth is not None:
+            return self.oauth.client_name
         return self.api_key.device_label if self.api_key else ""
 
 
@@ -75,7 +89,10 @@ def resolve_bearer(header: str | None) -> Principal | None:
 def resolve_key(raw_key: str) -> Principal | None:
     """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, its project
     deleted, its membership deactivated or removed, or its holder without access to the
-    project). Compares digests in constant time."""
+    project). Compares digests in constant time. An OAuth access token (``mmwat_…``) resolves
+    through its grant to the same kind of principal (``resolve_access_token``)."""
+    if raw_key.startswith(ACCESS_TOKEN_PREFIX):
+        return resolve_access_token(raw_key)
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + LOOKUP_CHARS:
         return None
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + LOOKUP_CHARS]
@@ -129,3 +146,32 @@ def _touch(key: ApiKey) -> None:
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
+
+
+# --- OAuth access tokens (docs/oauth.md): the same principal a key of that person and project gives.
+
+ACCESS_TOKEN_PREFIX = "mmwat_"  # noqa: S105 - a public prefix, not a secret
+
+
+def resolve_access_token(raw_token: str) -> Principal | None:
+    """The principal of a live OAuth access token, or ``None`` (unknown, expired, revoked, its
+    grant revoked, or its holder no longer allowed in the project — ``principal_for`` decides that
+    exactly as for keys). Looked up by the token's sha256 digest (a unique index; the digest of a
+    random 256-bit token reveals nothing to time). Scopes are the token's, within the grant's."""
+    token = (
+        Token.objects.select_related("grant__client", "grant__user", "grant__project__account")
+        .filter(digest=digest(raw_token), kind=Token.Kind.ACCESS, revoked_at__isnull=True)
+        .filter(expires_at__gt=timezone.now(), grant__revoked_at__isnull=True)
+        .first()
+    )
+    if token is None:
+        return None
+    grant = token.grant
+    scopes = frozenset(token.scopes) & frozenset(grant.scopes)
+    principal = principal_for(user=grant.user, project=grant.project, scopes=scopes)
+    if principal is None:
+        return None
+    now = timezone.now()
+    if grant.last_used_at is None or now - grant.last_used_at >= LAST_USED_RESOLUTION:
+        type(grant).objects.filter(pk=grant.pk).update(last_used_at=now)
+    return replace(principal, oauth=OAuthUse(grant.pk, grant.client.client_name, grant.resource))

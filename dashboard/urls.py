@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.views import account, docs, org, project, sessions
+from dashboard.views import account, connections, docs, org, project, sessions
 
 app_name = "dashboard"
 
@@ -12,6 +12,9 @@ urlpatterns = [
     path("docs/<slug:name>.md", docs.docs_markdown, name="docs-markdown"),
     path("docs/<slug:name>", docs.docs_page, name="docs-page"),
     path("llms.txt", docs.llms_txt, name="llms-txt"),
+    path("oauth/consent/<str:public_id>", connections.consent, name="oauth-consent"),
+    path("connected-apps/", connections.connected_apps, name="connected-apps"),
+    path("connected-apps/<int:grant_id>/revoke", connections.connected_app_revoke, name="connected-app-revoke"),
     path("organizations/new", account.organization_create, name="organization-create"),
     path("invitations/accept/", org.invitation_accept, name="invitation-accept"),
     path("a/<str:tenant_id>/", account.projects, name="projects"),

@@ -1,4 +1,5 @@
-"""The outer ASGI router: ``/mcp`` goes to the MCP SDK's app, everything else to Django.
+"""The outer ASGI router: ``/mcp`` goes to the MCP SDK's app, the OAuth endpoints and metadata
+(``oauth.endpoints.PATHS``) to the SDK's OAuth handlers, everything else to Django.
 
 Both surfaces sit inside ``mmw.boundary.Boundary`` (``/api/`` and ``/mcp``): bounded bodies and
 JSON error answers only. It also answers the ASGI lifespan (Django does not speak it): startup enters the MCP session
@@ -16,6 +17,7 @@ from django.conf import settings
 
 from memories.mcp.endpoint import MCP_PATH, McpEndpoint
 from mmw.boundary import Boundary
+from oauth import endpoints as oauth_endpoints
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -31,6 +33,7 @@ logger = logging.getLogger(__name__)
 def build_application(django_app: Any) -> ASGIApp:
     """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest."""
     mcp = McpEndpoint()
+    oauth = oauth_endpoints.build_router()
 
     async def route(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -38,6 +41,11 @@ def build_application(django_app: Any) -> ASGIApp:
             return
         if scope["type"] == "http" and scope["path"] in MCP_PATHS:
             await mcp(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] in oauth_endpoints.PATHS:
+            # The SDK's OAuth handlers (form bodies, OAuth's own JSON errors): outside the API
+            # boundary's JSON-only contract, bounded by their own body limits.
+            await oauth(scope, receive, send)
             return
         await django_app(scope, receive, send)
 

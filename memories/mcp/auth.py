@@ -13,16 +13,21 @@ besides the key is trusted, and the key is resolved exactly once per HTTP reques
 
 from __future__ import annotations
 
+import json
 from collections.abc import MutableMapping
 from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken
-from pydantic import Field, InstanceOf
+from pydantic import AnyHttpUrl, Field, InstanceOf
 from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from accounts.keys import Principal, bearer_token, resolve_key
+from accounts.models import ALL_SCOPES
 from memories.mcp.threads import run_sync
+from oauth import config
 
 
 class PrincipalToken(AccessToken):
@@ -39,14 +44,118 @@ class ApiKeyVerifier:
         if principal is None:
             return None
         key = principal.api_key
+        if principal.oauth is not None:
+            client_id, resource = f"grant:{principal.oauth.grant_id}", principal.oauth.resource
+        else:
+            # A key is good for /mcp by definition: its audience is this resource.
+            client_id = f"mmw_{key.prefix}" if key is not None else f"user:{principal.user.pk}"
+            resource = config.mcp_resource()
         return PrincipalToken(
             token=token,
             # Identifies the credential (not the secret) for the SDK's per-principal bookkeeping.
-            client_id=f"mmw_{key.prefix}" if key is not None else f"user:{principal.user.pk}",
+            client_id=client_id,
             subject=str(principal.user.pk),
             scopes=sorted(principal.scopes),
+            resource=resource,
             principal=principal,
         )
+
+
+class AudienceBoundBackend(BearerAuthBackend):
+    """The SDK's bearer backend, refusing a token whose audience (RFC 8707 resource) is not this
+    endpoint as configured now (``oauth.config.mcp_resource``, read per request)."""
+
+    def __init__(self, verifier: ApiKeyVerifier) -> None:
+        self.token_verifier = verifier
+
+    @property
+    def resource_server_url(self) -> AnyHttpUrl:  # type: ignore[override]
+        return AnyHttpUrl(config.mcp_resource())
+
+
+class BearerGate:
+    """What the SDK's ``RequireAuthMiddleware`` did, with the MCP authorization spec's headers:
+
+    - no valid bearer → 401 ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"`` (the
+      RFC 9728 document a client discovers the authorization server from);
+    - an OAuth token calling a tool its scopes do not cover → 403 ``insufficient_scope`` naming
+      the scope (RFC 6750 §3.1), before the tool runs. API keys keep their documented tool error
+      ("this key may not write") so existing clients see no change.
+    """
+
+    def __init__(self, app: ASGIApp, scope_of_tool: dict[str, str]) -> None:
+        self.app = app
+        self.scope_of_tool = scope_of_tool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        token = user.access_token if isinstance(user, AuthenticatedUser) else None
+        if not isinstance(token, PrincipalToken):
+            await _challenge(401, "invalid_token", "Authentication required", " ".join(ALL_SCOPES))(
+                scope, receive, send
+            )
+            return
+        if token.principal.oauth is not None:
+            body = await _read_body(receive)
+            missing = [s for s in self._needed(body) if s not in token.principal.scopes]
+            if missing:
+                await _challenge(403, "insufficient_scope", f"Required scope: {missing[0]}", missing[0])(
+                    scope, receive, send
+                )
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send)
+
+    def _needed(self, body: bytes) -> list[str]:
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return []  # the SDK answers the parse error
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        needed: list[str] = []
+        for message in messages:
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                params = message.get("params")
+                name = params.get("name") if isinstance(params, dict) else None
+                if isinstance(name, str) and name in self.scope_of_tool:
+                    needed.append(self.scope_of_tool[name])
+        return needed
+
+
+def _challenge(status: int, error: str, description: str, scope: str) -> JSONResponse:
+    header = (
+        f'Bearer error="{error}", error_description="{description}", '
+        f'resource_metadata="{config.resource_metadata_url()}", scope="{scope}"'
+    )
+    body = {"error": error, "error_description": description}
+    return JSONResponse(body, status_code=status, headers={"WWW-Authenticate": header})
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole request body (already bounded by ``mmw.boundary`` in front of ``/mcp``)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, original: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then waits on the real one (for a disconnect)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await original()
+
+    return receive
 
 
 def principal_of(request: Any) -> Principal:

@@ -11,37 +11,68 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
-from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memories.mcp import descriptions
-from memories.mcp.auth import ApiKeyVerifier, with_canonical_authorization
-from memories.mcp.tools import build_tools
+from memories.mcp.auth import ApiKeyVerifier, AudienceBoundBackend, BearerGate, with_canonical_authorization
+from memories.mcp.tools import build_tools, scope_of_tool
 from memories.presenters import API_VERSION
 
 MCP_PATH = "/mcp"
 
+# Methods the SDK's MCPServer always registers, although MMW serves no prompts or resources: a registered
+# handler makes the server advertise the capability, so these are taken out (lifecycle spec:
+# advertise only what is served; a client asking anyway gets -32601 "method not found").
+UNSERVED_METHODS = ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list")
+
+
+class MmwServer(MCPServer):
+    """The SDK's server with the tools spec's error rule: an unknown tool name is a JSON-RPC
+    error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
+    ran and failed)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
 
 def build_server() -> MCPServer:
-    return MCPServer(
+    """The SDK server with MMW's tools and no auth of its own: ``McpEndpoint`` puts the bearer
+    check (keys and OAuth tokens, audience-bound) in front of it (``memories.mcp.auth``)."""
+    server = MmwServer(
         "mmw",
         title="MMW memory",
         instructions=descriptions.INSTRUCTIONS,
         version=API_VERSION,
-        token_verifier=ApiKeyVerifier(),
-        # The SDK requires an issuer for bearer auth; with no resource_server_url it publishes no
-        # OAuth metadata and the 401's WWW-Authenticate names no authorization server.
-        auth=AuthSettings(issuer_url=AnyHttpUrl(settings.PUBLIC_URL), resource_server_url=None),
         tools=build_tools(),
     )
+    handlers = server._lowlevel_server._request_handlers  # no public way to unregister one
+    for method in UNSERVED_METHODS:
+        handlers.pop(method, None)
+    return server
+
+
+def with_authentication(app: ASGIApp) -> ASGIApp:
+    """``app`` behind Starlette's authentication (the SDK's bearer backend over MMW's one
+    resolver, audience-checked), the SDK's auth context, and ``BearerGate`` (401/403 challenges)."""
+    gated = BearerGate(app, scope_of_tool())
+    return AuthenticationMiddleware(AuthContextMiddleware(gated), backend=AudienceBoundBackend(ApiKeyVerifier()))
 
 
 class McpEndpoint:
@@ -67,7 +98,7 @@ class McpEndpoint:
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         async with self._server.session_manager.run():
-            self._app = app
+            self._app = with_authentication(app)
             try:
                 yield
             finally:
@@ -79,8 +110,17 @@ class McpEndpoint:
                 scope, receive, send
             )
             return
-        if not _host_allowed(Headers(scope=scope)):
+        headers = Headers(scope=scope)
+        if not _host_allowed(headers):
             await PlainTextResponse("Bad Request", status_code=400)(scope, receive, send)
+            return
+        if not _origin_allowed(headers.get("origin")):
+            # Transport spec: a present, invalid Origin MUST be answered 403 (DNS rebinding).
+            await _refusal(403, f"Origin not allowed: {headers['origin']!r}")(scope, receive, send)
+            return
+        version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await _unsupported_version(version)(scope, receive, send)
             return
         if self._app is None:
             raise RuntimeError("the MCP endpoint is not running: serve the app with the ASGI lifespan on")
@@ -97,3 +137,34 @@ def _host_allowed(headers: Headers) -> bool:
     if settings.DEBUG and not allowed:
         allowed = [".localhost", "127.0.0.1", "[::1]"]
     return bool(domain) and validate_host(domain, allowed)
+
+
+def _origin_allowed(origin: str | None) -> bool:
+    """An absent Origin is allowed (server-side clients send none); a present one must be an
+    http(s) origin whose host passes the same ALLOWED_HOSTS rule as Host, or be listed in
+    ``MMW_MCP_ALLOWED_ORIGINS`` (a browser-based client served from elsewhere)."""
+    if origin is None:
+        return True
+    if origin in settings.MMW_MCP_ALLOWED_ORIGINS:
+        return True
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        return False
+    domain, _ = split_domain_port(parts.netloc)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    return bool(domain) and validate_host(domain, allowed)
+
+
+def _refusal(status: int, message: str, code: int = -32600, data: dict[str, Any] | None = None) -> JSONResponse:
+    """A JSON-RPC error answered before the SDK sees the request (``id`` is unknown: null)."""
+    error: dict[str, Any] = {"code": code, "message": message, **({"data": data} if data else {})}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)
+
+
+def _unsupported_version(version: str) -> JSONResponse:
+    """400 naming the header (the SDK would otherwise blame the body's ``params._meta``)."""
+    supported = list(SUPPORTED_PROTOCOL_VERSIONS)
+    message = f"Unsupported MCP-Protocol-Version header: {version!r} (supported: {', '.join(supported)})"
+    return _refusal(400, message, UNSUPPORTED_PROTOCOL_VERSION, {"supported": supported, "requested": version})

@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
+from accounts.models import SCOPE_READ, SCOPE_WRITE
 from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions
 from memories.mcp.auth import principal_of
@@ -143,6 +144,15 @@ SPECS: tuple[ToolSpec, ...] = (
         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     ),
 )
+
+
+def scope_of_tool() -> dict[str, str]:
+    """The scope each tool needs: read-only tools ``memory:read``, the others ``memory:write``
+    (the same split the services enforce; used to answer an OAuth token 403 before the call)."""
+    return {
+        spec.name: SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE
+        for spec in SPECS
+    }
 
 
 def build_tools() -> list[Tool]:

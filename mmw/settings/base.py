@@ -25,6 +25,18 @@ MMW_PORT = env_int("MMW_PORT", 8000, minimum=1)
 PUBLIC_URL = env_str("MMW_PUBLIC_URL", f"http://{MMW_HOST}:{MMW_PORT}").rstrip("/")
 ALLOWED_HOSTS = env_list("MMW_ALLOWED_HOSTS", [MMW_HOST, "localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("MMW_CSRF_TRUSTED_ORIGINS", [PUBLIC_URL])
+# Origins (exact, like "https://inspector.example.com") of browser-based MCP clients served from
+# another host; /mcp answers 403 to any other present Origin whose host is not in ALLOWED_HOSTS.
+MMW_MCP_ALLOWED_ORIGINS = env_list("MMW_MCP_ALLOWED_ORIGINS", [])
+
+# --- OAuth 2.1 for hosted MCP clients (docs/oauth.md) ---
+# The issuer identifier (RFC 8414); the public URL unless the authorization server is published elsewhere.
+MMW_OAUTH_ISSUER = env_str("MMW_OAUTH_ISSUER", "").rstrip("/")
+MMW_OAUTH_ACCESS_TOKEN_SECONDS = env_int("MMW_OAUTH_ACCESS_TOKEN_SECONDS", 3600, minimum=60)
+MMW_OAUTH_REFRESH_TOKEN_SECONDS = env_int("MMW_OAUTH_REFRESH_TOKEN_SECONDS", 30 * 24 * 3600, minimum=3600)
+MMW_OAUTH_CODE_SECONDS = env_int("MMW_OAUTH_CODE_SECONDS", 120, minimum=10)
+MMW_OAUTH_CONSENT_SECONDS = env_int("MMW_OAUTH_CONSENT_SECONDS", 900, minimum=60)
+MMW_OAUTH_REGISTRATIONS_PER_HOUR = env_int("MMW_OAUTH_REGISTRATIONS_PER_HOUR", 20, minimum=1)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -41,6 +53,7 @@ INSTALLED_APPS = [
     "memories",
     "transcripts",
     "billing",
+    "oauth",
 ]
 
 MIDDLEWARE = [

@@ -12,14 +12,15 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "billing", "dashboard")
+PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "billing", "dashboard", "oauth")
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # mmw's own modules are the ground floor (errors, env, text, locks, the Celery app, embedded
     # servers) except those listed as the composition root at the top.
     ("ground", ("mmw",)),
-    ("tenancy models", ("accounts", "orgs")),
+    # oauth's models and config sit with the tenancy models: the one key resolver reads tokens.
+    ("tenancy models", ("accounts", "orgs", "oauth")),
     (
         "tenancy rules",
         (
@@ -30,6 +31,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "accounts.services",
             "orgs.services",
             "accounts.authentication",
+            "oauth.services",
+            "oauth.selectors",
         ),
     ),
     ("memory core", ("memories", "transcripts")),
@@ -40,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
-            "dashboard",
+            "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
         ),
     ),
     ("composition root", ("mmw.settings", "mmw.urls", "mmw.asgi", "mmw.wsgi", "mmw.routing", "mmw.views")),

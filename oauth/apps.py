@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class OauthConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "oauth"
+    verbose_name = "OAuth connections"

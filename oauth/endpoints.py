@@ -1,0 +1,165 @@
+"""The OAuth routes, served beside ``/mcp`` by the MCP SDK's own handlers (Starlette):
+
+- ``GET /.well-known/oauth-authorization-server``          RFC 8414 metadata
+- ``GET /.well-known/oauth-protected-resource[/mcp]``      RFC 9728 metadata of ``/mcp``
+- ``GET|POST /oauth/authorize``  → the consent page (dashboard, ``/oauth/consent/<id>``)
+- ``POST /oauth/token``          authorization_code (PKCE S256) and refresh_token grants
+- ``POST /oauth/register``       RFC 7591, rate-limited per address, bodies ≤ 16 KB
+- ``POST /oauth/revoke``         RFC 7009
+
+URLs inside the metadata come from settings at each request (``oauth.config``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import AuthenticationError
+from mcp.server.auth.routes import build_metadata, cors_middleware
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memories.mcp.threads import run_sync
+from oauth import config, services
+from oauth.provider import MmwClientAuthenticator, MmwProvider
+
+AUTHORIZE_PATH = "/oauth/authorize"
+TOKEN_PATH = "/oauth/token"  # noqa: S105 - a path
+REGISTER_PATH = "/oauth/register"
+REVOKE_PATH = "/oauth/revoke"
+AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
+PR_METADATA_PATHS = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
+PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, AS_METADATA_PATH, *PR_METADATA_PATHS})
+
+FORM_BODY_BYTES = 64 * 1024
+REGISTRATION_BODY_BYTES = 16 * 1024
+
+_provider = MmwProvider()
+_authenticator = MmwClientAuthenticator(_provider)
+_registration = ClientRegistrationOptions(
+    enabled=True, valid_scopes=list(services.GRANTABLE_SCOPES), default_scopes=list(services.GRANTABLE_SCOPES)
+)
+
+
+def authorization_server_metadata() -> dict[str, Any]:
+    """RFC 8414 §2, with MMW's endpoint paths and the client auth methods it accepts."""
+    issuer = config.issuer()
+    metadata = build_metadata(AnyHttpUrl(issuer), None, _registration, RevocationOptions(enabled=True))
+    methods = ["none", "client_secret_post", "client_secret_basic"]
+    return metadata.model_copy(
+        update={
+            "authorization_endpoint": AnyHttpUrl(issuer + AUTHORIZE_PATH),
+            "token_endpoint": AnyHttpUrl(issuer + TOKEN_PATH),
+            "registration_endpoint": AnyHttpUrl(issuer + REGISTER_PATH),
+            "revocation_endpoint": AnyHttpUrl(issuer + REVOKE_PATH),
+            "token_endpoint_auth_methods_supported": methods,
+            "revocation_endpoint_auth_methods_supported": methods,
+        }
+    ).model_dump(mode="json", exclude_none=True) | {"issuer": issuer}
+
+
+def protected_resource_metadata() -> dict[str, Any]:
+    """RFC 9728 §2 for ``/mcp``."""
+    metadata = ProtectedResourceMetadata(
+        resource=AnyHttpUrl(config.mcp_resource()),
+        authorization_servers=[AnyHttpUrl(config.issuer())],
+        scopes_supported=list(services.GRANTABLE_SCOPES),
+        resource_name="MMW memory (MCP)",
+        resource_documentation=AnyHttpUrl(f"{settings.PUBLIC_URL.rstrip('/')}/docs/oauth"),
+    )
+    # the issuer exactly as the authorization server names itself (no trailing slash added)
+    return {**metadata.model_dump(mode="json", exclude_none=True), "authorization_servers": [config.issuer()]}
+
+
+async def _as_metadata(request: Request) -> Response:
+    # Not the SDK's MetadataHandler: it serves one model fixed at start-up; ours follows settings.
+    return JSONResponse(authorization_server_metadata(), headers={"Cache-Control": "public, max-age=300"})
+
+
+async def _pr_metadata(request: Request) -> Response:
+    return JSONResponse(protected_resource_metadata(), headers={"Cache-Control": "public, max-age=300"})
+
+
+class RegistrationLimit:
+    """At most ``MMW_OAUTH_REGISTRATIONS_PER_HOUR`` registrations per client address per hour
+    (the shared cache counts them, so every web process agrees); more answer 429."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") == "POST":
+            address = (scope.get("client") or ("unknown", 0))[0]
+            if await run_sync(_count_registration, address) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
+                body = {"error": "invalid_request", "error_description": "too many client registrations, retry later"}
+                await JSONResponse(body, status_code=429, headers={"Retry-After": "3600"})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _count_registration(address: str) -> int:
+    key = f"oauth-register:{address}"
+    cache.add(key, 0, timeout=3600)
+    return int(cache.incr(key))
+
+
+async def _revoke(request: Request) -> Response:
+    """RFC 7009 §2: revoke the token (and its chain); 200 whether or not it was known. The SDK's
+    handler would refuse a public client that sends no ``client_secret`` field at all."""
+    try:
+        client = await _authenticator.authenticate_request(request)
+    except AuthenticationError as exc:
+        return JSONResponse({"error": "invalid_client", "error_description": exc.message}, status_code=401)
+    token = (await request.form()).get("token")
+    if not isinstance(token, str) or not token:
+        return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
+    await run_sync(services.token_revoke, raw_token=token[:200], client_id=client.client_id)
+    return Response(status_code=200, headers={"Cache-Control": "no-store"})
+
+
+def _limited(app: ASGIApp, limit: int) -> ASGIApp:
+    return RequestBodyLimitMiddleware(app, limit)
+
+
+def build_router() -> Router:
+    token = TokenHandler(_provider, _authenticator)
+    register = RegistrationHandler(_provider, options=_registration)
+    routes = [
+        Route(AS_METADATA_PATH, cors_middleware(_as_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]),
+        *(
+            Route(path, cors_middleware(_pr_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])
+            for path in PR_METADATA_PATHS
+        ),
+        Route(
+            AUTHORIZE_PATH,
+            _limited(request_response(AuthorizationHandler(_provider).handle), FORM_BODY_BYTES),
+            methods=["GET", "POST"],
+        ),
+        Route(
+            TOKEN_PATH,
+            _limited(cors_middleware(token.handle, ["POST", "OPTIONS"]), FORM_BODY_BYTES),
+            methods=["POST", "OPTIONS"],
+        ),
+        Route(
+            REGISTER_PATH,
+            RegistrationLimit(_limited(cors_middleware(register.handle, ["POST", "OPTIONS"]), REGISTRATION_BODY_BYTES)),
+            methods=["POST", "OPTIONS"],
+        ),
+        Route(
+            REVOKE_PATH,
+            _limited(cors_middleware(_revoke, ["POST", "OPTIONS"]), FORM_BODY_BYTES),
+            methods=["POST", "OPTIONS"],
+        ),
+    ]
+    return Router(routes=routes)

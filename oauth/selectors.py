@@ -1,0 +1,21 @@
+"""Reads of OAuth state for the dashboard and admin."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from accounts.models import User
+from oauth.models import Grant, PendingAuthorization
+
+
+def grants_of(*, user: User) -> QuerySet[Grant]:
+    """The person's live connections, newest first (Dashboard → Connected apps)."""
+    return (
+        Grant.objects.filter(user=user, revoked_at__isnull=True, project__deleted_at__isnull=True)
+        .select_related("client", "project__account")
+        .order_by("-created_at")
+    )
+
+
+def pending_authorization(*, public_id: str) -> PendingAuthorization | None:
+    return PendingAuthorization.objects.select_related("client").filter(public_id=public_id).first()

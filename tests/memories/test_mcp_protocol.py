@@ -1,0 +1,91 @@
+"""The MCP transport and protocol rules MMW must keep beyond what the SDK does by default.
+
+Each test names a rule of the MCP specification (transport "Security Warning", tools "Error
+Handling", lifecycle "Capability Negotiation", the ``MCP-Protocol-Version`` header) that a probe
+found broken, over real HTTP against the live server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from tests import live
+from tests.conftest import Tenancy
+from tests.live import LiveServer
+
+live_server = live.live_server
+
+pytestmark = pytest.mark.slow
+
+JSON_RPC = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def post(url: str, key: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> httpx.Response:
+    auth = {"Authorization": f"Bearer {key}"}
+    return httpx.post(f"{url}/mcp", json=body, headers={**JSON_RPC, **auth, **(headers or {})}, timeout=10.0)
+
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+def test_a_present_foreign_origin_is_refused_with_403(live_server: LiveServer, tenancy: Tenancy) -> None:
+    """Transport spec: a present, invalid Origin MUST get 403 (DNS rebinding from a web page)."""
+    for origin in ("http://evil.example.com", "null", "https://127.0.0.1.evil.example"):
+        response = post(live_server, tenancy.alice.key, TOOLS_LIST, {"Origin": origin})
+        assert response.status_code == 403, origin
+        assert response.json()["error"]["message"] == f"Origin not allowed: {origin!r}"
+    # No Origin (server-side clients) and the server's own origin are served.
+    assert post(live_server, tenancy.alice.key, TOOLS_LIST).status_code == 200
+    assert post(live_server, tenancy.alice.key, TOOLS_LIST, {"Origin": live_server.url}).status_code == 200
+
+
+def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(live_server: LiveServer, tenancy: Tenancy) -> None:
+    async def call() -> MCPError | None:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {tenancy.alice.key}"})
+        async with http, Client(streamable_http_client(f"{live_server}/mcp", http_client=http)) as client:
+            try:
+                await client.call_tool("no_such_tool", {})
+            except MCPError as exc:
+                return exc
+        return None
+
+    error = anyio.run(call)
+    assert error is not None, "an unknown tool must not be answered with a tool result"
+    assert error.code == INVALID_PARAMS
+    assert "no_such_tool" in error.error.message
+
+
+def test_only_capabilities_with_something_behind_them_are_advertised(live_server: LiveServer, tenancy: Tenancy) -> None:
+    capabilities = post(live_server, tenancy.alice.key, INITIALIZE).json()["result"]["capabilities"]
+    assert "tools" in capabilities
+    assert "prompts" not in capabilities
+    assert "resources" not in capabilities
+    prompts = post(live_server, tenancy.alice.key, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}).json()
+    assert prompts["error"]["code"] == -32601  # method not found: nothing is served there
+
+
+def test_an_unsupported_protocol_version_header_is_refused_naming_the_header(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    response = post(live_server, tenancy.alice.key, TOOLS_LIST, {"MCP-Protocol-Version": "1999-01-01"})
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert "MCP-Protocol-Version" in message
+    assert "1999-01-01" in message
+    assert "_meta" not in message
+    assert post(live_server, tenancy.alice.key, TOOLS_LIST, {"MCP-Protocol-Version": "2025-06-18"}).status_code == 200

@@ -1,0 +1,268 @@
+"""OAuth 2.1 for /mcp over real HTTP against the live server: metadata, registration, the code
+flow with PKCE, tokens on /mcp, rotation, revocation and the refusals docs/oauth.md promises.
+The person's consent is given through ``oauth.services`` here; tests/e2e/test_oauth.py drives the
+consent page in Chromium with the SDK's own OAuth client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from typing import Any
+
+import httpx
+import pytest
+
+from oauth import services
+from oauth.models import Grant, PendingAuthorization
+from orgs.models import Membership
+from tests import live
+from tests.conftest import Tenancy
+from tests.live import LiveServer
+
+live_server = live.live_server
+
+pytestmark = pytest.mark.slow
+
+REDIRECT = "http://127.0.0.1:9/callback"
+JSON_RPC = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(autouse=True)
+def _public_url(settings: Any, live_server: LiveServer) -> None:
+    settings.PUBLIC_URL = live_server.url
+
+
+def register(url: str, **extra: Any) -> dict[str, Any]:
+    body = {"client_name": "Test Assistant", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", **extra}
+    response = httpx.post(f"{url}/oauth/register", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge
+
+
+def authorize(url: str, client_id: str, challenge: str, **extra: str) -> httpx.Response:
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st-1",
+        "resource": f"{url}/mcp",
+        **extra,
+    }
+    return httpx.get(f"{url}/oauth/authorize", params=params)
+
+
+def consent(url: str, tenancy: Tenancy, client_id: str, challenge: str, scopes: list[str]) -> str:
+    response = authorize(url, client_id, challenge)
+    assert response.status_code == 302, response.text
+    location = response.headers["location"]
+    assert location.startswith(f"{url}/oauth/consent/")
+    pending = PendingAuthorization.objects.get(public_id=location.rsplit("/", 1)[1])
+    approved = services.authorization_approve(
+        pending=pending, user=tenancy.alice.user, project=tenancy.alice.project, scopes=scopes
+    )
+    return approved.code
+
+
+def exchange(url: str, client_id: str, code: str, verifier: str, redirect: str = REDIRECT) -> httpx.Response:
+    form = {
+        "grant_type": "authorization_code",
+        "client_id": client_id,
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": redirect,
+        "resource": f"{url}/mcp",
+    }
+    return httpx.post(f"{url}/oauth/token", data=form)
+
+
+def connect(url: str, tenancy: Tenancy, scopes: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+    client = register(url)
+    verifier, challenge = pkce()
+    code = consent(url, tenancy, client["client_id"], challenge, scopes or ["memory:read", "memory:write"])
+    response = exchange(url, client["client_id"], code, verifier)
+    assert response.status_code == 200, response.text
+    return client["client_id"], dict(response.json())
+
+
+def mcp_post(url: str, token: str, method: str, params: dict[str, Any]) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx.post(f"{url}/mcp", json=body, headers={**JSON_RPC, "Authorization": f"Bearer {token}"}, timeout=30)
+
+
+def refresh(url: str, client_id: str, token: str) -> httpx.Response:
+    return httpx.post(
+        f"{url}/oauth/token", data={"grant_type": "refresh_token", "client_id": client_id, "refresh_token": token}
+    )
+
+
+def test_metadata_documents_name_each_other(live_server: LiveServer) -> None:
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+        resource = httpx.get(f"{live_server}{path}").json()
+        assert resource["resource"] == f"{live_server}/mcp"
+        assert resource["authorization_servers"] == [live_server.url]
+        assert resource["scopes_supported"] == ["memory:read", "memory:write"]
+    server = httpx.get(f"{live_server}/.well-known/oauth-authorization-server").json()
+    assert server["issuer"] == live_server.url
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert server["token_endpoint"] == f"{live_server}/oauth/token"
+    assert server["registration_endpoint"] == f"{live_server}/oauth/register"
+    assert server["revocation_endpoint"] == f"{live_server}/oauth/revoke"
+
+
+def test_401_names_the_resource_metadata_and_scopes(live_server: LiveServer) -> None:
+    response = httpx.post(
+        f"{live_server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=JSON_RPC
+    )
+    assert response.status_code == 401
+    header = response.headers["WWW-Authenticate"]
+    assert f'resource_metadata="{live_server}/.well-known/oauth-protected-resource/mcp"' in header
+    assert 'scope="memory:read memory:write"' in header
+
+
+def test_code_flow_token_calls_tools_as_the_person_with_the_client_as_device(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, tokens = connect(live_server, tenancy)
+    assert tokens["access_token"].startswith("mmwat_")
+    saved = mcp_post(
+        live_server, tokens["access_token"], "tools/call", {"name": "remember", "arguments": {"content": "oauth works"}}
+    )
+    assert saved.status_code == 200, saved.text
+    structured = saved.json()["result"]["structuredContent"]
+    assert structured["project_id"] == str(tenancy.alice.project.pk)
+    found = live.mcp_call(live_server, tenancy.bob.key, "get_memory", {"memory_id": structured["id"]})
+    assert found[1]["memory"]["author"]["device_label"] == "Test Assistant"  # type: ignore[index]
+    # Stored hashed: the raw token is nowhere in the database.
+    assert not Grant.objects.filter(tokens__digest=tokens["access_token"]).exists()
+    # REST is not the token's audience.
+    assert live.rest(live_server, tokens["access_token"], "GET", "/api/v1/workspaces").status_code == 401
+
+
+def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_family(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    client_id, tokens = connect(live_server, tenancy)
+    rotated = refresh(live_server, client_id, tokens["refresh_token"])
+    assert rotated.status_code == 200, rotated.text
+    fresh = rotated.json()
+    assert fresh["refresh_token"] != tokens["refresh_token"]
+    assert mcp_post(live_server, fresh["access_token"], "tools/list", {}).status_code == 200
+    replay = refresh(live_server, client_id, tokens["refresh_token"])
+    assert replay.status_code == 400
+    assert replay.json()["error"] == "invalid_grant"
+    assert mcp_post(live_server, fresh["access_token"], "tools/list", {}).status_code == 401
+    assert refresh(live_server, client_id, fresh["refresh_token"]).status_code == 400
+
+
+def test_revocation_stops_the_token_at_once(live_server: LiveServer, tenancy: Tenancy) -> None:
+    client_id, tokens = connect(live_server, tenancy)
+    response = httpx.post(f"{live_server}/oauth/revoke", data={"client_id": client_id, "token": tokens["access_token"]})
+    assert response.status_code == 200
+    assert mcp_post(live_server, tokens["access_token"], "tools/list", {}).status_code == 401
+    assert refresh(live_server, client_id, tokens["refresh_token"]).status_code == 400
+
+
+def test_a_revoked_grant_and_a_deactivated_member_stop_the_token(live_server: LiveServer, tenancy: Tenancy) -> None:
+    _, tokens = connect(live_server, tenancy)
+    grant = Grant.objects.get(user=tenancy.alice.user)
+    services.grant_revoke(grant=grant, actor=tenancy.alice.user)
+    assert mcp_post(live_server, tokens["access_token"], "tools/list", {}).status_code == 401
+    _, tokens = connect(live_server, tenancy)
+    Membership.objects.filter(user=tenancy.alice.user, account=tenancy.alice.account).update(is_active=False)
+    assert mcp_post(live_server, tokens["access_token"], "tools/list", {}).status_code == 401
+
+
+def test_a_read_only_grant_calling_remember_gets_403_insufficient_scope(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, tokens = connect(live_server, tenancy, ["memory:read"])
+    response = mcp_post(
+        live_server, tokens["access_token"], "tools/call", {"name": "remember", "arguments": {"content": "x"}}
+    )
+    assert response.status_code == 403
+    assert 'error="insufficient_scope"' in response.headers["WWW-Authenticate"]
+    assert 'scope="memory:write"' in response.headers["WWW-Authenticate"]
+    assert (
+        mcp_post(
+            live_server, tokens["access_token"], "tools/call", {"name": "list_workspaces", "arguments": {}}
+        ).status_code
+        == 200
+    )
+
+
+def test_a_token_for_another_resource_is_refused(live_server: LiveServer, tenancy: Tenancy) -> None:
+    client = register(live_server)
+    _, challenge = pkce()
+    refused = authorize(live_server, client["client_id"], challenge, resource="https://other.example/mcp")
+    assert "error=invalid_target" in refused.headers["location"]
+    _, tokens = connect(live_server, tenancy)
+    Grant.objects.filter(user=tenancy.alice.user).update(resource="https://other.example/mcp")
+    assert mcp_post(live_server, tokens["access_token"], "tools/list", {}).status_code == 401
+
+
+def test_refusals_wrong_redirect_plain_pkce_reused_code_and_refused_consent(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    client = register(live_server)
+    verifier, challenge = pkce()
+    wrong = authorize(live_server, client["client_id"], challenge, redirect_uri="http://127.0.0.1:9/other")
+    assert wrong.status_code == 400  # never redirected to an unregistered URI
+    plain = authorize(live_server, client["client_id"], challenge, code_challenge_method="plain")
+    assert "error=invalid_request" in plain.headers["location"]
+    missing = httpx.get(
+        f"{live_server}/oauth/authorize",
+        params={"response_type": "code", "client_id": client["client_id"], "redirect_uri": REDIRECT},
+    )
+    assert "error=invalid_request" in missing.headers.get("location", "error=invalid_request")
+    code = consent(live_server, tenancy, client["client_id"], challenge, ["memory:read"])
+    assert exchange(live_server, client["client_id"], code, "not-the-verifier").json()["error"] == "invalid_grant"
+    first = exchange(live_server, client["client_id"], code, verifier)
+    assert first.status_code == 200
+    again = exchange(live_server, client["client_id"], code, verifier)
+    assert again.json()["error"] == "invalid_grant"
+    assert mcp_post(live_server, first.json()["access_token"], "tools/list", {}).status_code == 401  # replay revoked it
+    # consent refused: the client gets access_denied with its state
+    response = authorize(live_server, client["client_id"], challenge)
+    pending = PendingAuthorization.objects.get(public_id=response.headers["location"].rsplit("/", 1)[1])
+    services.authorization_refuse(pending=pending)
+    with pytest.raises(Exception, match="already answered"):
+        services.authorization_refuse(pending=pending)
+
+
+def test_registration_refuses_unsafe_redirects_and_is_rate_limited(live_server: LiveServer, settings: Any) -> None:
+    for uri in ("http://example.com/cb", "https://example.com/cb#frag", "myapp:/cb"):
+        response = httpx.post(f"{live_server}/oauth/register", json={"client_name": "x", "redirect_uris": [uri]})
+        assert response.status_code == 400, uri
+    assert register(live_server, redirect_uris=["http://localhost:5000/cb", "https://app.example/cb"])
+    settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR = 2
+    statuses = [
+        httpx.post(f"{live_server}/oauth/register", json={"client_name": "x", "redirect_uris": [REDIRECT]}).status_code
+        for _ in range(3)
+    ]
+    assert statuses[-1] == 429
+
+
+def test_a_token_for_alices_project_never_reaches_charlies_data(live_server: LiveServer, tenancy: Tenancy) -> None:
+    charlie_saved = live.mcp_call(live_server, tenancy.charlie.key, "remember", {"content": "charlie private note"})
+    memory_id = charlie_saved[1]["id"]  # type: ignore[index]
+    _, tokens = connect(live_server, tenancy)
+    response = mcp_post(
+        live_server, tokens["access_token"], "tools/call", {"name": "get_memory", "arguments": {"memory_id": memory_id}}
+    )
+    assert response.json()["result"]["isError"] is True
+    search = mcp_post(
+        live_server,
+        tokens["access_token"],
+        "tools/call",
+        {"name": "search", "arguments": {"query": "charlie private note"}},
+    )
+    assert search.json()["result"]["structuredContent"]["results"] == []
