@@ -198,7 +198,7 @@ def report(grid: list[dict[str, Any]]) -> str:
     names = [k for k in base if k.endswith("R@5")]
 
     def cost(e: dict[str, Any]) -> float:
-        return max(base[n] - e[n] for n in names)
+        return float(max(base[n] - e[n] for n in names))
 
     settings = ("idf_share", "answer_from", "keep_from", "unrelated empty")
     good = sorted((e for e in grid if e["unrelated empty"] >= 0.9), key=cost)[:10]

@@ -15,10 +15,10 @@ import datetime as dt
 import math
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -76,6 +76,7 @@ _EMBEDDER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mmw-embed")
 
 
 RowId = uuid.UUID | int  # a record's UUID or a turn's integer id
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ class Floor:
         """A caller's ``min_score``: every result at least that relevant."""
         return cls(min_score, min_score)
 
-    def keep(self, relevance: dict[RowId, float]) -> list[RowId]:
+    def keep(self, relevance: Mapping[K, float]) -> list[K]:
         if not relevance or max(relevance.values()) < self.answer_from:
             return []
         return [rid for rid, value in relevance.items() if value >= self.keep_from]
