@@ -151,3 +151,16 @@ def test_mcp_shows_the_same_signals_as_rest(live_server: LiveServer, tenancy: Te
     assert over_mcp == statuses(alice)
     assert over_mcp[v1["id"]] == ("unverified", [])
     assert over_mcp[v2["id"]] == ("conflict", [v3["id"]])
+
+
+def test_mcp_search_has_the_same_relevance_floor_as_rest(live_server: LiveServer, tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    alice.ok_remember(content="deploys go out on Tuesdays")
+    alice.ok_remember(content="the staging database runs PostgreSQL 15")
+    unrelated = {"query": "how often to feed a sourdough starter"}
+    for args, expected in ((unrelated, 0), ({**unrelated, "min_score": 0}, 2)):
+        is_error, answer = mcp_call(live_server.url, tenancy.alice.key, "search", args)
+        assert not is_error
+        assert isinstance(answer, dict)
+        assert len(answer["results"]) == expected
+        assert answer["results"] == alice.search(**args)["results"]
