@@ -60,7 +60,7 @@ def unrelated_queries(data: retrieval.Dataset, corpus: str) -> list[retrieval.Qu
 def collect(data: retrieval.Dataset, extra: list[retrieval.Query], backend: str) -> dict[str, dict[str, list[Row]]]:
     """For every query of ``data`` and ``extra``, per IDF share: the fused candidates, best first."""
     from accounts.keys import resolve_key
-    from memories import search, selectors, vectors
+    from memories import search, selectors, sequence, vectors
 
     common.reset_memories()
     api_key, keys = retrieval.bulk_load_dataset(data, backend)
@@ -83,7 +83,11 @@ def collect(data: retrieval.Dataset, extra: list[retrieval.Query], backend: str)
             for share in IDF_SHARES:
                 search.KEYWORD_IDF_SHARE = share
                 keyword = search.keyword_ranking(
-                    qs, query.text, depth, lambda terms: search.term_stats(project_id, terms)
+                    qs,
+                    query.text,
+                    depth,
+                    lambda terms: search.term_stats(project_id, terms),
+                    context_weight=sequence.CONTEXT_WEIGHT,
                 )
                 coverage = {c.id: c.relevance for c in keyword}
                 rankings = [search.Ranking(keyword, search.KEYWORD_WEIGHT), search.Ranking(dense, search.DENSE_WEIGHT)]
@@ -101,9 +105,14 @@ def _source_hash() -> str:
     import hashlib
     import inspect
 
-    from memories import search
+    from memories import search, sequence
 
-    text = inspect.getsource(search) + UNRELATED_PATH.read_text() + inspect.getsource(collect)
+    text = (
+        inspect.getsource(search)
+        + inspect.getsource(sequence)
+        + UNRELATED_PATH.read_text()
+        + inspect.getsource(collect)
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

@@ -201,8 +201,17 @@ def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend
                 ids[answer["id"]] = doc.key
                 return
 
+    # Each source (a LoCoMo session) in order, as an uploader sends it; sources in parallel.
+    sources: dict[str, list[Doc]] = {}
+    for doc in data.docs:
+        sources.setdefault(doc.source_id, []).append(doc)
+
+    def store_source(docs: list[Doc]) -> None:
+        for doc in docs:
+            store(doc)
+
     with common.stopwatch() as load_time, ThreadPoolExecutor(LOAD_WORKERS) as pool:
-        list(pool.map(store, data.docs))
+        list(pool.map(store_source, sources.values()))
     load_seconds = load_time()
     log(
         f"{data.name}: stored {len(ids)} records by REST in {load_seconds:.1f}s "
@@ -430,7 +439,15 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
     project = ProjectModel.objects.select_related("account").get(id=tenant.project_id)
     key = ApiKey.objects.select_related("user").filter(project=project).order_by("-id").first()
     assert key is not None
-    vectors = embed_cached(backend, [d.content[:2000] for d in data.docs])
+    from memories import sequence
+
+    # As the write path embeds them: a sequence member with its predecessor's tail (memories.sequence).
+    previous = {b.key: a.content for a, b in zip(data.docs, data.docs[1:], strict=False) if a.source_id == b.source_id}
+    texts = [
+        sequence.contextual_text(d.content, previous.get(d.key) if d.position is not None else None, 2000)
+        for d in data.docs
+    ]
+    vectors = embed_cached(backend, texts)
     workspaces = {name: Workspace.objects.get_or_create(project=project, name=name)[0] for name in data.workspaces()}
     loaded_at = dt.datetime.now(dt.UTC)
     records = [
@@ -450,6 +467,7 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
         for d, v in zip(data.docs, vectors, strict=True)
     ]
     Memory.objects.bulk_create(records, batch_size=500)
+    sequence.link([r.id for r in records])  # the predecessors' words, as remember's write path adds them
     common.vacuum_analyze()
     return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
 

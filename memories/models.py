@@ -147,6 +147,9 @@ class Memory(models.Model):
         db_persist=True,
     )
 
+    # A sequence member's predecessor's words (``memories.sequence``): found at a lower weight.
+    context_document = SearchVectorField(null=True, blank=True)
+
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
@@ -167,6 +170,16 @@ class Memory(models.Model):
         ]
         indexes = [
             GinIndex(fields=["search_document"], name="memory_search_document_gin"),
+            GinIndex(
+                fields=["context_document"],
+                name="memory_context_document_gin",
+                condition=Q(context_document__isnull=False),
+            ),
+            models.Index(
+                fields=["workspace", "source_id", "position"],
+                name="memory_sequence",
+                condition=Q(position__isnull=False, forgotten_at__isnull=True),
+            ),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             models.Index(
                 fields=["workspace", "created_at"], name="memory_ws_created", condition=Q(forgotten_at__isnull=True)

@@ -39,8 +39,9 @@ from pgvector.django import VectorField
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Workspace
-from memories import admission, guard, inputs, presenters, record_rules, tasks, vectors
+from memories import admission, guard, inputs, presenters, record_rules, sequence, tasks, vectors
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
+from memories.vectors import MAX_EMBEDDED_CHARS
 from memories.workspaces import WorkspaceState, workspace_state
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
@@ -250,7 +251,6 @@ class _Writer:
         self._once("membership", self._check_membership)
         self._once("billing", self.admitted.ensure_may_write)
         workspace = state.workspace or self._create_workspace(data.workspace)
-        vector, model_id = vectors.embed_for_write(clean["content"]) if self.embed_inline else (None, None)
         item.memory = Memory(
             account=principal.account,
             project=principal.project,
@@ -277,9 +277,11 @@ class _Writer:
             device_label=principal.device_label,
             occurred_at=occurred_at,
             position=data.position,
-            embedding=vector,
-            embedding_model=model_id,
         )
+        if self.embed_inline:
+            previous = sequence.previous_content(item.memory)
+            text = sequence.contextual_text(clean["content"], previous, MAX_EMBEDDED_CHARS)
+            item.memory.embedding, item.memory.embedding_model = vectors.embed_for_write(text)
         self._accept(item, workspace)
         return item
 
@@ -448,6 +450,9 @@ class _Writer:
                 ]
             )
         ids = [m.id for m in memories]
+        relinked = sequence.link(ids)
+        if relinked:
+            transaction.on_commit(lambda: tasks.enqueue_embedding(relinked))
         if self.embed_inline:
             transaction.on_commit(lambda: [tasks.enqueue_archive(i) for i in ids])
         else:

@@ -27,7 +27,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
-from memories import vectors
+from memories import sequence, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 
@@ -145,7 +145,14 @@ def hybrid_hits(
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded without their vectors; only what
     passes ``floor``."""
-    winners = hybrid_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms), floor=floor)
+    winners = hybrid_ranking(
+        candidates,
+        query,
+        limit,
+        lambda terms: term_stats(project_id, terms),
+        context_weight=sequence.CONTEXT_WEIGHT,
+        floor=floor,
+    )
     loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
 

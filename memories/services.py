@@ -21,7 +21,7 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Account, User, Workspace
 from accounts.services import MANAGE_REFUSAL, audit_record
-from memories import admission, inputs, presenters
+from memories import admission, inputs, presenters, sequence, tasks
 from memories.models import Memory, MemoryRelation
 from memories.presenters import API_VERSION
 from memories.remember import memory_remember, memory_remember_batch
@@ -178,6 +178,9 @@ def _forget_ids(ids: Sequence[uuid.UUID], *, at: datetime, actor: User | None) -
     count = Memory.objects.filter(id__in=ids, forgotten_at__isnull=True).update(forgotten_at=at, forgotten_by=actor)
     MemoryRelation.objects.filter(from_memory_id__in=ids).delete()
     MemoryRelation.objects.filter(to_memory_id__in=ids).delete()
+    relinked = sequence.unlink(ids)  # a forgotten record's words stop finding its neighbour
+    if relinked:
+        transaction.on_commit(lambda: tasks.enqueue_embedding(relinked))
     return count
 
 

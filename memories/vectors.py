@@ -73,16 +73,12 @@ def ensure_embedded(memory_id: Any) -> bool:
     from memories.models import Memory
 
     backend = current()
-    row = (
-        Memory.objects.filter(id=memory_id, forgotten_at__isnull=True)
-        .exclude(embedding_model=backend.model_id)
-        .values_list("content", flat=True)
-        .first()
-    )
-    if row is None:
+    pending = Memory.objects.filter(forgotten_at__isnull=True).exclude(embedding_model=backend.model_id)
+    rows = _texts(pending.filter(id=memory_id))
+    if not rows:
         return False
     try:
-        vector = backend.embed_documents([row[:MAX_EMBEDDED_CHARS]])[0]
+        vector = backend.embed_documents([rows[0][1]])[0]
     except EmbeddingError:
         logger.exception("background embedding failed for %s; keyword search still covers it", memory_id)
         return False
@@ -98,15 +94,12 @@ def embed_records(memory_ids: Sequence[Any]) -> int:
     from memories.models import Memory
 
     backend = current()
-    rows = list(
-        Memory.objects.filter(id__in=list(memory_ids), forgotten_at__isnull=True)
-        .exclude(embedding_model=backend.model_id)
-        .values_list("id", "content")
-    )
+    pending = Memory.objects.filter(forgotten_at__isnull=True).exclude(embedding_model=backend.model_id)
+    rows = _texts(pending.filter(id__in=list(memory_ids)))
     if not rows:
         return 0
     try:
-        vectors = backend.embed_documents([content[:MAX_EMBEDDED_CHARS] for _, content in rows])
+        vectors = backend.embed_documents([text for _, text in rows])
     except EmbeddingError:
         logger.exception("batch embedding of %d records failed; keyword search still covers them", len(rows))
         return 0
@@ -133,15 +126,24 @@ def reembed_batch(backend: EmbeddingBackend, batch_size: int) -> int:
     continues with what is left."""
     from memories.models import Memory
 
-    rows = list(
-        Memory.objects.filter(forgotten_at__isnull=True)
-        .exclude(embedding_model=backend.model_id)
-        .order_by("id")
-        .values_list("id", "content")[:batch_size]
+    rows = _texts(
+        Memory.objects.filter(forgotten_at__isnull=True).exclude(embedding_model=backend.model_id).order_by("id"),
+        limit=batch_size,
     )
     if not rows:
         return 0
-    vectors = backend.embed_documents([content[:MAX_EMBEDDED_CHARS] for _, content in rows])
+    vectors = backend.embed_documents([text for _, text in rows])
     for (memory_id, _), vector in zip(rows, vectors, strict=True):
         Memory.objects.filter(id=memory_id).update(embedding=vector, embedding_model=backend.model_id)
     return len(rows)
+
+
+def _texts(rows: Any, limit: int | None = None) -> list[tuple[Any, str]]:
+    """``(id, text to embed)`` of the records of ``rows`` (a ``Memory`` queryset): the content, or
+    for a sequence member the predecessor's tail + the content (``memories.sequence``)."""
+    from memories import sequence
+
+    picked = sequence.with_previous_content(rows).values_list("id", "content", "previous")  # type: ignore[misc]  # an annotation
+    if limit is not None:
+        picked = picked[:limit]
+    return [(i, sequence.contextual_text(content, previous, MAX_EMBEDDED_CHARS)) for i, content, previous in picked]

@@ -16,24 +16,23 @@ import uuid
 from django.db import connection
 from django.db.models import OuterRef, Subquery
 
-from memories import vectors
+from memories import sequence, vectors
 from memories.embeddings import EmbeddingBackend, EmbeddingError
 from transcripts.models import Turn
 
 logger = logging.getLogger(__name__)
 
-CONTEXT_WEIGHT = 0.3  # a term found only in the previous turn counts this much of its IDF
+# The same rule as records that form a sequence (``memories.sequence``): a term found only in the
+# previous turn counts CONTEXT_WEIGHT of its IDF; the vector reads the previous turn's tail first.
+CONTEXT_WEIGHT = sequence.CONTEXT_WEIGHT
 CONTEXTUAL_EMBEDDING = True
-CONTEXT_CHARS = 300  # the previous turn's last characters put before the turn when embedding
 EMBED_BATCH = 64  # turns per call of the model's batch API
 
 
 def embedding_text(content: str, previous: str | None, *, contextual: bool | None = None) -> str:
     """The text a turn's vector is computed from."""
     use_context = CONTEXTUAL_EMBEDDING if contextual is None else contextual
-    if use_context and previous:
-        content = f"{previous[-CONTEXT_CHARS:]}\n{content}"
-    return content[: vectors.MAX_EMBEDDED_CHARS]
+    return sequence.contextual_text(content, previous if use_context else None, vectors.MAX_EMBEDDED_CHARS)
 
 
 def refresh_context(session_id: uuid.UUID, from_position: int) -> None:
