@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.memcached import PyLibMCCache, PyMemcacheCache
@@ -61,6 +63,83 @@ def hit(bucket: str, *, ttl: int) -> int:
     if count == 1:  # make sure a key re-created by INCR alone still expires
         cache.touch(key, timeout=ttl)
     return count
+
+
+class Step(NamedTuple):
+    """One counter of a :func:`hit_chain`: add one to ``bucket`` (lifetime ``ttl`` seconds); when
+    the new count passes ``limit`` (None: unlimited) the chain stops there."""
+
+    bucket: str
+    ttl: int
+    limit: int | None = None
+
+
+# KEYS: the buckets; ARGV: ttl_1, limit_1 (-1: none), ttl_2, limit_2, ...  Returns the counts of
+# the steps that ran, in order; the last one is over its limit when the chain stopped early.
+_CHAIN_LUA = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  if count == 1 or redis.call('TTL', key) < 0 then
+    redis.call('EXPIRE', key, tonumber(ARGV[2 * i - 1]))
+  end
+  counts[i] = count
+  local limit = tonumber(ARGV[2 * i])
+  if limit >= 0 and count > limit then
+    return counts
+  end
+end
+return counts
+"""
+
+
+def hit_chain(steps: Sequence[Step]) -> list[int]:
+    """Count one call in each of ``steps`` in order, stopping after the first whose count passes
+    its limit (so a call refused per key is not counted per project or monthly); return the
+    counts of the steps that ran. One round trip: a Lua script on Redis (atomic), one statement
+    on PostgreSQL (chained upserts). Other atomic caches (memcached) fall back to :func:`hit`
+    per step."""
+    if not steps:
+        return []
+    cache = _atomic_cache()
+    if cache is None:
+        return _chain_sql(steps)
+    if isinstance(cache, RedisCache):
+        keys = [cache.make_and_validate_key(f"mmw:count:{step.bucket}") for step in steps]
+        args: list[int] = []
+        for step in steps:
+            args += [max(1, step.ttl), -1 if step.limit is None else step.limit]
+        client = cache._cache.get_client(keys[0], write=True)  # Django's cache API has no EVAL
+        return [int(c) for c in client.eval(_CHAIN_LUA, len(keys), *keys, *args)]
+    counts = []
+    for step in steps:
+        counts.append(hit(step.bucket, ttl=step.ttl))
+        if step.limit is not None and counts[-1] > step.limit:
+            break
+    return counts
+
+
+def _chain_sql(steps: Sequence[Step]) -> list[int]:
+    """One statement: step i's upsert (a CTE) inserts nothing unless step i-1's new count is
+    within its limit, so the chain stops exactly where :func:`hit` called in a loop would."""
+    ctes: list[str] = []
+    selects: list[str] = []
+    params: list[Any] = []
+    for i, step in enumerate(steps):
+        params += [step.bucket, timezone.now() + dt.timedelta(seconds=step.ttl)]
+        guard = ""
+        if i and steps[i - 1].limit is not None:
+            guard = f" WHERE (SELECT count FROM c{i - 1}) <= %s"  # noqa: S608 - names and %s only
+            params.append(steps[i - 1].limit)
+        ctes.append(  # the table name is the model's constant; every value is a parameter
+            f"c{i} AS (INSERT INTO {_TABLE} (bucket, count, expires_at) SELECT %s, 1, %s{guard} "
+            f"ON CONFLICT (bucket) DO UPDATE SET count = {_TABLE}.count + 1 RETURNING count)"
+        )
+        selects.append(f"(SELECT count FROM c{i})")  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute("WITH " + ", ".join(ctes) + " SELECT " + ", ".join(selects), params)
+        row = cursor.fetchone()
+    return [int(count) for count in (row or ()) if count is not None]
 
 
 def peek(bucket: str) -> int:

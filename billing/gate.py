@@ -90,12 +90,20 @@ class CallAdmission:
         window = int(now // WINDOW_SECONDS)
         retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
         key = principal.api_key
-        if per_key is not None and key is not None and _hit(f"rate:key:{key.pk}:{window}") > per_key:
-            raise RateLimited("MCP rate limit exceeded", retry_after=retry_after)
-        if per_project is not None and _hit(f"rate:project:{principal.project.pk}:{window}") > per_project:
-            raise RateLimited("project call limit exceeded", retry_after=retry_after)
         month = dt.datetime.fromtimestamp(now, tz=dt.UTC).strftime("%Y%m")
-        counters.hit(monthly_calls_bucket(str(principal.project.pk), month), ttl=MONTHLY_TTL_SECONDS)
+        minute, project = 2 * WINDOW_SECONDS, principal.project.pk
+        steps = []
+        if per_key is not None and key is not None:
+            steps.append(counters.Step(f"rate:key:{key.pk}:{window}", minute, per_key))
+        if per_project is not None:
+            steps.append(counters.Step(f"rate:project:{project}:{window}", minute, per_project))
+        steps.append(counters.Step(monthly_calls_bucket(str(project), month), MONTHLY_TTL_SECONDS))
+        counts = counters.hit_chain(steps)  # one round trip; stops at the first limit passed
+        refused = steps[len(counts) - 1]
+        if refused.limit is not None and counts[-1] > refused.limit:
+            per_key_refused = refused.bucket.startswith("rate:key:")
+            text = "MCP rate limit exceeded" if per_key_refused else "project call limit exceeded"
+            raise RateLimited(text, retry_after=retry_after)
 
     def ensure_may_write(self) -> None:
         """Raise ``BillingNotice`` (``[MMW Notice]: …``) when the account may not write now."""
@@ -113,10 +121,6 @@ class BillingGatekeeper:
 
     def admit(self, principal: Principal) -> CallAdmission:
         return CallAdmission(principal)
-
-
-def _hit(bucket: str) -> int:
-    return counters.hit(bucket, ttl=2 * WINDOW_SECONDS)
 
 
 def monthly_calls_bucket(project_id: str, month: str) -> str:

@@ -195,6 +195,11 @@ class Memory(models.Model):
                 fields=["workspace", "occurred_at"], name="memory_ws_occurred", condition=Q(forgotten_at__isnull=True)
             ),
             models.Index(fields=["created_at"], name="memory_unarchived", condition=Q(archived_at__isnull=True)),
+            models.Index(  # list_workspaces counts only these (memories.selectors.workspaces_with_counts)
+                fields=["workspace"],
+                name="memory_ws_restricted",
+                condition=Q(forgotten_at__isnull=True, visibility__in=["author", "department"]),
+            ),
             models.Index(
                 fields=["expires_at"],
                 name="memory_expiring",
@@ -283,6 +288,14 @@ def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int
     rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
     found = {wanted[scope]: int(records) for scope, records in rows}
     return {pid: found.get(pid, 0) for pid in wanted.values()}
+
+
+def workspace_live_counts(workspace_ids: Iterable[int]) -> dict[int, int]:
+    """Live records (not forgotten, whoever may read them) of each workspace, in one query over
+    ``LiveCount`` (a workspace with none is absent)."""
+    wanted = {f"w:{wid}": wid for wid in workspace_ids}
+    rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
+    return {wanted[scope]: int(records) for scope, records in rows}
 
 
 class TermStat(models.Model):

@@ -10,11 +10,12 @@ from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import Now
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, statuses
-from memories.models import Memory, MemoryRelation
+from memories.models import Memory, MemoryRelation, Visibility, workspace_live_counts
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import Forbidden, InvalidInput, NotFound
 
@@ -336,8 +337,26 @@ def workspace_list(*, principal: Principal) -> presenters.Workspaces:
 
 def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
     """The project's live workspaces by name, each with how many live records ``principal`` can
-    read in it: two queries (one grouped count), whatever the number of workspaces."""
-    visible = Memory.objects.visible_to(principal).live()
-    counts = dict(visible.values("workspace_id").annotate(n=Count("id")).values_list("workspace_id", "n"))
-    workspaces = Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name")
-    return [(ws, counts.get(ws.pk, 0)) for ws in workspaces]
+    read in it (``memory_count``): exactly the records ``Memory.objects.visible_to(principal).live()``
+    holds there, without counting them. It starts from the trigger-kept ``LiveCount`` of each
+    workspace (every record not forgotten), takes away the restricted records (drafts,
+    department records) the caller cannot read, and the readable ones past ``expires_at`` that
+    the expiry job has not forgotten yet; only those restricted or expired records are counted
+    (partial indexes), so a workspace of project-visible records costs O(1) whatever its size."""
+    workspaces = list(Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name"))
+    visible = Memory.objects.visible_to(principal)
+    if visible.query.is_empty():  # an inactive membership reads nothing
+        return [(ws, 0) for ws in workspaces]
+    live = workspace_live_counts([ws.pk for ws in workspaces])
+    restricted = Q(visibility__in=[Visibility.AUTHOR, Visibility.DEPARTMENT])
+    expired = Q(expires_at__lte=Now())
+    candidates = Q(forgotten_at__isnull=True) & (restricted | expired)
+    every = Memory.objects.filter(project=principal.project).filter(candidates)
+    hidden = dict(  # restricted records of anyone, minus (below) the restricted ones the caller reads
+        every.values("workspace_id").annotate(n=Count("id", filter=restricted)).values_list("workspace_id", "n")
+    )
+    readable = visible.filter(candidates).values("workspace_id")
+    counted = readable.annotate(mine=Count("id", filter=restricted), gone=Count("id", filter=expired))
+    for ws_id, mine, gone in counted.values_list("workspace_id", "mine", "gone"):
+        hidden[ws_id] = hidden.get(ws_id, 0) - mine + gone
+    return [(ws, live.get(ws.pk, 0) - hidden.get(ws.pk, 0)) for ws in workspaces]

@@ -274,7 +274,9 @@ def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Ancho
         tuple(dict.fromkeys(p for p, _ in entries)),
         any(w is None for _, w in entries),
         head,
-        tuple((p, w) for p, w in entries if w is not None and p.anchor != 0),
+        # deduplicated: a phrase whose anchor element lists several alternatives ending in the
+        # same word ("prompt", "system prompt") would otherwise be tried once per alternative
+        tuple(dict.fromkeys((p, w) for p, w in entries if w is not None and p.anchor != 0)),
         re.compile(literal + b"(?<!" + LETTER + literal + b")" + right),
     )
 

@@ -34,3 +34,35 @@ def test_the_count_of_queries_does_not_grow_with_the_workspaces(tenancy: Tenancy
     assert many == few
     counts = {w["name"]: w["memory_count"] for w in answer["workspaces"]}
     assert counts == {"w1": 1, **{f"w{i}": 2 for i in range(2, 8)}}
+
+
+def test_counts_are_what_the_caller_reads_without_counting_every_record(tenancy: Tenancy) -> None:
+    """LiveCount minus what the caller cannot read: others' drafts, forgotten and expired records."""
+    import datetime as dt
+
+    from django.db.models import Count
+    from django.utils import timezone
+
+    from memories.models import Memory
+
+    alice, bob = Api(tenancy.alice.key), Api(tenancy.bob.key)
+    for i in range(3):
+        alice.ok_remember(content=f"shared {i}", workspace="w1")
+    bob.ok_remember(content="bob's draft", workspace="w1", visibility="author")
+    alice.ok_remember(content="alice's draft", workspace="w2", visibility="author")
+    expired = alice.ok_remember(content="expired, not yet forgotten", workspace="w2")
+    gone = alice.ok_remember(content="forgotten", workspace="w2")
+    Memory.objects.filter(pk=expired["id"]).update(expires_at=timezone.now() - dt.timedelta(minutes=1))
+    assert alice.forget(memory_id=gone["id"], workspace="w2")[0] == 200
+    for key, expected in ((tenancy.alice.key, {"w1": 3, "w2": 1}), (tenancy.bob.key, {"w1": 4, "w2": 0})):
+        principal = resolve_key(key)
+        assert principal is not None
+        listed = {w["name"]: w["memory_count"] for w in workspace_list(principal=principal)["workspaces"]}
+        reference = dict(
+            Memory.objects.visible_to(principal)
+            .live()
+            .values("workspace__name")
+            .annotate(n=Count("id"))
+            .values_list("workspace__name", "n")
+        )
+        assert listed == expected == {name: reference.get(name, 0) for name in listed}
