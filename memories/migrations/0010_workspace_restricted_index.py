@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0001_initial'),
-        ('memories', '0008_memory_expected_version'),
+        ('memories', '0009_memory_context_document'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
