@@ -9,6 +9,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("datarights.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
     path("", include("dashboard.urls")),

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "memories",
     "transcripts",
     "billing",
+    "datarights",
 ]
 
 MIDDLEWARE = [
@@ -180,6 +181,10 @@ SPECTACULAR_SETTINGS = {
 # --- Product limits (technical; plan limits live in billing.Plan). ---
 MMW_MAX_MEMORIES_PER_WORKSPACE = env_int("MMW_MAX_MEMORIES_PER_WORKSPACE", 1_000_000, minimum=1)
 MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, minimum=1)
+
+# --- Data rights (docs/data.md): how long a deleted account and forgotten records' content are kept.
+MMW_DELETION_RETENTION_DAYS = env_int("MMW_DELETION_RETENTION_DAYS", 30, minimum=0)
+MMW_FORGOTTEN_RETENTION_DAYS = env_int("MMW_FORGOTTEN_RETENTION_DAYS", 30, minimum=0)
 
 # --- Embeddings (see docs/embeddings.md): a local model embeds in the request. ---
 MMW_EMBEDDING_BACKEND = env_str("MMW_EMBEDDING_BACKEND", "use")
