@@ -36,6 +36,10 @@ GZIP_FLUSH_BYTES = 256 * 1024
 OWNER_ONLY = "403 Forbidden: only an owner can export the whole account"
 MANAGERS_ONLY = "only owners and admins can export"
 
+# A project export carries the audit rows about its data; keys, access and the account's own
+# events come with the account export.
+PROJECT_AUDIT_TARGETS = ("memory", "session", "workspace")
+
 _T = TypeVar("_T")
 
 
@@ -110,7 +114,8 @@ def export_lines(scope: ExportScope, *, now: dt.datetime | None = None) -> Itera
     for project, principal in scope.projects:
         yield from _project_lines(scope.account, project, principal)
         if scope.with_audit and not scope.whole_account:
-            yield from _audit_lines(AuditEvent.objects.filter(account=scope.account, data__project=str(project.pk)))
+            about = AuditEvent.objects.filter(account=scope.account, data__project=str(project.pk))
+            yield from _audit_lines(about.filter(target_type__in=PROJECT_AUDIT_TARGETS))
     if scope.with_audit and scope.whole_account:
         yield from _audit_lines(AuditEvent.objects.filter(account=scope.account))
 
