@@ -46,6 +46,8 @@ class AccountDeletion(models.Model):
     purge_after = models.DateTimeField()
     reminded_at = models.DateTimeField(null=True, blank=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    # Set when a person deleted their own user: the user goes with their personal account.
+    delete_requester = models.BooleanField(default=False)
     revoked_key_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     deactivated_membership_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
 
