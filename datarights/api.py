@@ -27,11 +27,7 @@ class ExportView(ApiView):
         if scope_name not in SCOPES:
             raise InvalidInput("scope must be project or account")
         scope = export.scope_for_key(principal=principal_of(request), whole_account=scope_name == "account")
-        now = timezone.now()
-        chunks = export.gzip_chunks(export.export_lines(scope, now=now))
-        response = StreamingHttpResponse(_async(chunks), content_type="application/gzip")
-        response["Content-Disposition"] = f'attachment; filename="{export.export_filename(scope, now)}"'
-        return response
+        return export_response(scope)
 
 
 class ImportView(ApiView):
@@ -39,6 +35,15 @@ class ImportView(ApiView):
         raw = request._request.body
         report = restore.import_for_key(principal=principal_of(request), stream=io.BytesIO(raw))
         return Response({"imported": True, **report.as_dict()})
+
+
+def export_response(scope: export.ExportScope) -> StreamingHttpResponse:
+    """The export as a gzip attachment, streamed (REST and the dashboard alike)."""
+    now = timezone.now()
+    chunks = export.gzip_chunks(export.export_lines(scope, now=now))
+    response = StreamingHttpResponse(_async(chunks), content_type="application/gzip")
+    response["Content-Disposition"] = f'attachment; filename="{export.export_filename(scope, now)}"'
+    return response
 
 
 async def _async(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:

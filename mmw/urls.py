@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/v1/", include("datarights.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
+    path("", include("datarights.page_urls")),
     path("", include("dashboard.urls")),
 ]
 

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
-            "datarights.api", "datarights.urls", "datarights.views", "datarights.management",
+            "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
             "dashboard",
         ),
     ),
