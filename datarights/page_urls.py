@@ -12,4 +12,5 @@ urlpatterns = [
     path("data/delete-my-user", views.user_delete, name="user-delete"),
     path("a/<str:tenant_id>/data/", views.account_data, name="account"),
     path("a/<str:tenant_id>/data/export", views.account_export, name="export"),
+    path("p/<uuid:project_id>/webhooks/", views.project_webhooks, name="webhooks"),
 ]

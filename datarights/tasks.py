@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from datarights import deletion
+from datarights import deletion, webhooks
 
 
 @shared_task(acks_late=True)
@@ -17,3 +17,17 @@ def enforce_retention() -> dict[str, int]:
     while batch := deletion.forgotten_purge_due():
         forgotten += batch
     return {"reminded": reminded, "accounts_purged": purged, "forgotten_purged": forgotten}
+
+
+@shared_task(acks_late=True)
+def scan_webhook_events() -> int:
+    """Turn new events into deliveries, then send what is due (beat, every 10 s)."""
+    created = webhooks.scan()
+    webhooks.deliver_due()
+    return created
+
+
+@shared_task(acks_late=True)
+def deliver_webhooks() -> int:
+    """Send due deliveries (a test event asks for it at once)."""
+    return webhooks.deliver_due()

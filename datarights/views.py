@@ -1,5 +1,5 @@
 """The dashboard's "Data and deletion" pages: export (owners and admins), account deletion and its
-cancel (owners), deleting one's own user. Parse, call ``datarights``, render."""
+cancel (owners), deleting one's own user; and a project's webhooks. Parse, call, render."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.models import Project
+from accounts.models import Project, User
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
-from datarights import deletion, export
+from datarights import deletion, export, tasks, webhooks
 from datarights.api import export_response
-from mmw.errors import MMWError
+from datarights.models import WebhookEndpoint
+from mmw.errors import Forbidden, MMWError
 
 
 @login_required
@@ -116,3 +118,66 @@ def user_delete(request: HttpRequest) -> HttpResponse:
         return redirect("datarights:home")
     logout(request)
     return redirect("/")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_webhooks(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """A project's webhook endpoints (owners and admins): add, send a test event, turn back on,
+    delete; and each endpoint's delivery log."""
+    user = user_of(request)
+    project, principal = selectors.project_for(user, project_id)
+    if request.method == "POST":
+        _webhook_action(request, project, user)
+        return redirect("datarights:webhooks", project_id=project.pk)
+    try:
+        endpoints = list(webhooks.endpoints_of(project=project, actor=user))
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise
+    return page(
+        request,
+        "datarights/webhooks.html",
+        account=project.account,
+        membership=principal.membership,
+        project=project,
+        tab="webhooks",
+        events=WebhookEndpoint.EVENTS,
+        endpoints=[(e, webhooks.delivery_log(endpoint=e)) for e in endpoints],
+    )
+
+
+def _webhook_action(request: HttpRequest, project: Project, user: User) -> None:
+    action = request.POST.get("action", "")
+    endpoint_id = _int(request.POST.get("endpoint"))
+    try:
+        if action == "create":
+            webhooks.endpoint_create(
+                project=project,
+                actor=user,
+                url=request.POST.get("url", "").strip(),
+                events=request.POST.getlist("events"),
+                include_content=request.POST.get("include_content") == "on",
+            )
+            messages.success(request, "Webhook added. Its secret is shown below: verify MMW-Signature with it.")
+        elif action == "test":
+            webhooks.endpoint_send_test(project=project, actor=user, endpoint_id=endpoint_id)
+            transaction.on_commit(lambda: tasks.deliver_webhooks.delay())
+            messages.success(request, "Test event queued; its delivery appears in the log below.")
+        elif action == "enable":
+            webhooks.endpoint_enable(project=project, actor=user, endpoint_id=endpoint_id)
+            messages.success(request, "Webhook turned back on.")
+        elif action == "delete":
+            webhooks.endpoint_delete(project=project, actor=user, endpoint_id=endpoint_id)
+            messages.success(request, "Webhook deleted.")
+    except MMWError as exc:
+        if isinstance(exc, Forbidden):
+            raise_as_http(exc)
+        flash_error(request, exc)
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return 0
