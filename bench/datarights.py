@@ -100,7 +100,7 @@ def web_pid(server: common.Server) -> int:
     assert server._proc is not None
     children = psutil.Process(server._proc.pid).children()
     web = [c for c in children if "uvicorn" in " ".join(c.cmdline()) or "web" in " ".join(c.cmdline())]
-    return (web or children)[0].pid
+    return int((web or children)[0].pid)
 
 
 def rest_export(server: common.Server, key: str, path: Path) -> dict[str, Any]:

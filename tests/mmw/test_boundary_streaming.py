@@ -5,6 +5,7 @@ the first byte; once the answer has started, the boundary waits for its end inst
 from __future__ import annotations
 
 import asyncio
+from collections.abc import MutableMapping
 from typing import Any
 
 from mmw.boundary import Boundary
@@ -18,9 +19,9 @@ async def slow_stream(scope: Any, receive: Any, send: Any) -> None:
 
 
 def test_a_streamed_answer_outlives_the_deadline_and_arrives_whole() -> None:
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     async def receive() -> dict[str, Any]:
