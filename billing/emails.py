@@ -6,17 +6,10 @@ a failing mail server is logged and never undoes the change.
 
 from __future__ import annotations
 
-import logging
-import smtplib
-
-from django.core.mail import send_mail
-from django.db import transaction
-
 from accounts.models import Account
+from mmw.mail import send_on_commit
 from orgs.models import Membership
 from orgs.selectors import MANAGING_ROLES
-
-logger = logging.getLogger(__name__)
 
 
 def billing_contacts(account: Account) -> list[str]:
@@ -31,15 +24,9 @@ def billing_contacts(account: Account) -> list[str]:
 
 def notify_account(account: Account, *, subject: str, body: str) -> None:
     """Queue one e-mail to the account's billing contacts for when the transaction commits."""
-    recipients = billing_contacts(account)
-    if not recipients:
-        return
-    full_subject = f"[MMW] {subject} — {account.name}"
-
-    def send() -> None:
-        try:
-            send_mail(full_subject, body, None, recipients)
-        except (OSError, smtplib.SMTPException):
-            logger.exception("billing e-mail %r to account %s failed", subject, account.tenant_id)
-
-    transaction.on_commit(send)
+    send_on_commit(
+        subject=f"[MMW] {subject} — {account.name}",
+        body=body,
+        recipients=billing_contacts(account),
+        what=f"billing, account {account.tenant_id}",
+    )

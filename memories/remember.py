@@ -23,19 +23,16 @@ to the ``embed_memories`` task, which embeds them with the model's batch call af
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, cast
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Max
 from django.utils import timezone
-from pgvector.django import VectorField
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Workspace
@@ -43,6 +40,7 @@ from memories import admission, guard, inputs, presenters, record_rules, sequenc
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.vectors import MAX_EMBEDDED_CHARS
 from memories.workspaces import WorkspaceState, workspace_state
+from mmw import bulk
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
 
@@ -424,7 +422,7 @@ class _Writer:
                 Memory.objects.filter(
                     workspace=item.memory.workspace, fact_key=item.memory.fact_key, superseded_at__isnull=True
                 ).update(superseded_at=self.now)
-        _bulk_insert(memories)
+        bulk.insert_rows(Memory, memories)
         MemoryRelation.objects.bulk_create(
             [
                 MemoryRelation(from_memory=r.memory, to_memory_id=i, relation="derived_from", score=1.0)
@@ -464,41 +462,6 @@ class _Writer:
             return origin.replay
         assert origin.memory is not None
         return presenters.remembered(self.principal, origin.memory, origin.redactions, self.admitted.notice())
-
-
-def _bulk_insert(memories: list[Memory]) -> None:
-    """INSERT ``memories`` in one statement whose rows travel as one JSON parameter
-    (``jsonb_to_recordset``), typed by the model's own column types.
-
-    Django's ``bulk_create`` sends one placeholder per value (16,000 for 500 records), and
-    psycopg's client-side parsing of such a query text alone took 0.6 s of a 500-record batch
-    (profiled in docs/ingest.md). Values are the fields' own (``pre_save`` fills ``created_at``);
-    vectors travel as their text form."""
-    fields = [(f, str(f.column)) for f in Memory._meta.concrete_fields if not f.generated]
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(column) for _, column in fields)
-    types = ", ".join(f"{quote(column)} {f.db_type(connection)}" for f, column in fields)
-    rows = [{column: _json_value(f, f.pre_save(m, add=True)) for f, column in fields} for m in memories]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {Memory._meta.db_table} ({columns}) "  # noqa: S608 - names from the model, values bound
-            f"SELECT {columns} FROM jsonb_to_recordset(%s::jsonb) AS r({types})",
-            [json.dumps(rows)],
-        )
-
-
-def _json_value(model_field: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(model_field, VectorField):
-        return "[" + ",".join(repr(float(x)) for x in value) + "]"
-    if isinstance(value, list):
-        return [str(v) if isinstance(v, uuid.UUID) else v for v in value]
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
 
 
 def _item_key(raw: Any) -> str | None:

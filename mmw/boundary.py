@@ -235,6 +235,11 @@ class Boundary:
         try:
             await asyncio.wait_for(asyncio.shield(task), deadline)
         except TimeoutError:
+            if exchange.started:
+                # The answer is on its way (a streamed export): the deadline is for the first
+                # byte, so let it finish — returning now would cut the response short.
+                await task
+                return
             # A hung database (no error, no answer): answer now; the stuck call keeps its slot
             # (at most one per pooled connection can be stuck like this).
             await exchange.give_up(deadline)

@@ -31,6 +31,8 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "expire-memories": _every("memories.tasks.expire_memories", 5 * MINUTE),
         "cleanup-idempotency-records": _every("memories.tasks.cleanup_idempotency_records", 60 * MINUTE),
         "embed-session-turns-sweep": _every("transcripts.tasks.sweep_unembedded_turns", MINUTE),
+        "datarights-retention": _every("datarights.tasks.enforce_retention", 60 * MINUTE),
+        "datarights-webhooks": _every("datarights.tasks.scan_webhook_events", 10.0),
     }
     if importlib.util.find_spec("billing.tasks") is not None:  # the intervals billing.tasks documents
         schedule |= {

@@ -59,8 +59,8 @@ def build_application(django_app: Any) -> ASGIApp:
     )
 
 
-# POST /api/v1/memories/batch (with or without the trailing slash the routes accept).
-BULK_PATHS = frozenset({"/api/v1/memories/batch", "/api/v1/memories/batch/"})
+# POST /api/v1/memories/batch and /api/v1/import (with or without the trailing slash the routes accept).
+BULK_PATHS = frozenset({"/api/v1/memories/batch", "/api/v1/memories/batch/", "/api/v1/import", "/api/v1/import/"})
 
 
 def surface_of(path: str) -> str | None:

@@ -9,8 +9,10 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("datarights.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
+    path("", include("datarights.page_urls")),
     path("", include("dashboard.urls")),
 ]
 

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "transcripts",
     "billing",
     "oauth",
+    "datarights",
 ]
 
 MIDDLEWARE = [
@@ -203,6 +204,16 @@ SPECTACULAR_SETTINGS = {
 # --- Product limits (technical; plan limits live in billing.Plan). ---
 MMW_MAX_MEMORIES_PER_WORKSPACE = env_int("MMW_MAX_MEMORIES_PER_WORKSPACE", 1_000_000, minimum=1)
 MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, minimum=1)
+
+# --- Data rights (docs/data.md): how long a deleted account and forgotten records' content are kept.
+MMW_DELETION_RETENTION_DAYS = env_int("MMW_DELETION_RETENTION_DAYS", 30, minimum=0)
+MMW_FORGOTTEN_RETENTION_DAYS = env_int("MMW_FORGOTTEN_RETENTION_DAYS", 30, minimum=0)
+# Webhooks (docs/webhooks.md): https to public addresses only, unless the operator allows plain
+# http or lists networks (CIDR) that may be reached even though private, loopback or link-local.
+MMW_WEBHOOK_ALLOW_HTTP = env_bool("MMW_WEBHOOK_ALLOW_HTTP", False)
+MMW_WEBHOOK_ALLOWED_NETWORKS = env_list("MMW_WEBHOOK_ALLOWED_NETWORKS", [])
+MMW_WEBHOOK_TIMEOUT = env_float("MMW_WEBHOOK_TIMEOUT", 10.0, minimum=0.1)
+MMW_WEBHOOK_DISABLE_AFTER = env_int("MMW_WEBHOOK_DISABLE_AFTER", 20, minimum=1)
 
 # --- Embeddings (see docs/embeddings.md): a local model embeds in the request. ---
 MMW_EMBEDDING_BACKEND = env_str("MMW_EMBEDDING_BACKEND", "use")

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "billing", "dashboard", "oauth")
+PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "datarights", "billing", "dashboard", "oauth")
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("memory core", ("memories", "transcripts")),
+    ("data rights", ("datarights",)),
     ("billing", ("billing",)),
     (
         "interfaces",
@@ -43,6 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
+            "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
             "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
         ),
     ),
@@ -111,3 +113,4 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert "memories.admission" in imports_of(ROOT / "billing" / "apps.py")  # billing → memories: allowed
     assert layer_of("transcripts.services") == layer_of("memories.search")  # sessions sit beside memories
     assert RANK[layer_of("billing.gate")] > RANK[layer_of("transcripts.selectors")]
+    assert RANK[layer_of("memories.services")] < RANK[layer_of("datarights.restore")] < RANK[layer_of("billing.gate")]

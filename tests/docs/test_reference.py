@@ -15,7 +15,15 @@ ERROR_CLASSES = {
     "Conflict", "BillingNotice", "RateLimited", "ServiceUnavailable", "WriteFailed",
 }  # fmt: skip
 # Where the texts agents and REST clients can see are raised (the dashboard's own texts are not API).
-SOURCES = ["memories", "transcripts", "mmw", "billing/gate.py", "accounts/keys.py", "accounts/authentication.py"]
+SOURCES = [
+    "memories",
+    "transcripts",
+    "datarights",
+    "mmw",
+    "billing/gate.py",
+    "accounts/keys.py",
+    "accounts/authentication.py",
+]
 
 
 def test_every_generated_table_is_current() -> None:

@@ -1,0 +1,125 @@
+"""What data rights keep of their own: authors an import could not map, account deletions, and
+webhook endpoints with their deliveries.
+
+Everything else an export reads or an import writes lives in the apps that own it (accounts,
+memories, transcripts); this app only reads and writes them through their models and services.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from accounts.models import Account, Project
+
+
+class AuthorLabel(models.Model):
+    """The author of an imported record who has no membership in the account it was imported into:
+    the record's ``author`` stays empty and the e-mail is kept here, as a label, so a later export
+    names the same author (docs/export-format.md, "Authors")."""
+
+    class Kind(models.TextChoices):
+        MEMORY = "memory", "memory"
+        SESSION = "session", "session"
+        AUDIT_EVENT = "audit_event", "audit event"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    object_id = models.CharField(max_length=64)
+    email = models.EmailField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "object_id"], name="author_label_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.object_id}: {self.email}"
+
+
+class AccountDeletion(models.Model):
+    """An owner's request to delete an account. From ``requested_at`` the account is closed (its
+    keys revoked, its memberships inactive — both remembered here so a cancel restores exactly
+    them); at ``purge_after`` the retention job deletes it for good. One open request per account."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    requested_at = models.DateTimeField()
+    purge_after = models.DateTimeField()
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    # Set when a person deleted their own user: the user goes with their personal account.
+    delete_requester = models.BooleanField(default=False)
+    revoked_key_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    deactivated_membership_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account"], condition=models.Q(cancelled_at__isnull=True), name="account_deletion_one_open"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"deletion of {self.account_id} after {self.purge_after:%Y-%m-%d}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.cancelled_at is None
+
+
+class WebhookEndpoint(models.Model):
+    """An https URL of a project that is told about chosen events, signed with ``secret``
+    (docs/webhooks.md). ``cursor``: events up to this time have been turned into deliveries."""
+
+    EVENTS = ("memory.created", "memory.forgotten", "memory.conflict", "session.uploaded")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    url = models.URLField(max_length=2000)
+    secret = models.CharField(max_length=64)
+    events = ArrayField(models.CharField(max_length=32))
+    include_content = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    cursor = models.DateTimeField()
+    is_active = models.BooleanField(default=True)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=200, blank=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint, and what became of it (the delivery log)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        SUCCEEDED = "succeeded", "succeeded"
+        GAVE_UP = "gave_up", "gave up"
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    event_id = models.UUIDField(default=uuid.uuid4, unique=True)
+    event_key = models.CharField(max_length=200)  # what happened, once: "memory.created:<id>"
+    event_type = models.CharField(max_length=32)
+    payload = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    response_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "event_key"], name="webhook_delivery_once")]
+        indexes = [
+            models.Index(fields=["next_attempt_at"], name="webhook_delivery_due", condition=models.Q(status="pending")),
+            models.Index(fields=["endpoint", "-created_at"], name="webhook_delivery_log"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} → {self.endpoint_id} ({self.status})"

@@ -1,0 +1,33 @@
+"""Celery entry points of data rights (beat: ``datarights-retention``, hourly; docs/background.md)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from datarights import deletion, webhooks
+
+
+@shared_task(acks_late=True)
+def enforce_retention() -> dict[str, int]:
+    """E-mail owners of accounts about to be purged, purge those whose retention has passed, and
+    purge forgotten content past its retention (in batches until none is left). Idempotent."""
+    reminded = deletion.remind_due()
+    purged = deletion.purge_due()
+    forgotten = 0
+    while batch := deletion.forgotten_purge_due():
+        forgotten += batch
+    return {"reminded": reminded, "accounts_purged": purged, "forgotten_purged": forgotten}
+
+
+@shared_task(acks_late=True)
+def scan_webhook_events() -> int:
+    """Turn new events into deliveries, then send what is due (beat, every 10 s)."""
+    created = webhooks.scan()
+    webhooks.deliver_due()
+    return created
+
+
+@shared_task(acks_late=True)
+def deliver_webhooks() -> int:
+    """Send due deliveries (a test event asks for it at once)."""
+    return webhooks.deliver_due()

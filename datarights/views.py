@@ -1,0 +1,183 @@
+"""The dashboard's "Data and deletion" pages: export (owners and admins), account deletion and its
+cancel (owners), deleting one's own user; and a project's webhooks. Parse, call, render."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.models import Project, User
+from dashboard import selectors
+from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from datarights import deletion, export, tasks, webhooks
+from datarights.api import export_response
+from datarights.models import WebhookEndpoint
+from mmw.errors import Forbidden, MMWError
+
+
+@login_required
+@require_GET
+def data_home(request: HttpRequest) -> HttpResponse:
+    """Every account the person belongs to (export and deletion), open deletions they may cancel,
+    and deleting their own user."""
+    user = user_of(request)
+    return page(
+        request,
+        "datarights/data.html",
+        account=None,
+        accounts=list(selectors.memberships_of(user)),
+        deletions=deletion.open_deletions_for(user),
+        deletion_days=settings.MMW_DELETION_RETENTION_DAYS,
+        forgotten_days=settings.MMW_FORGOTTEN_RETENTION_DAYS,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_data(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    user = user_of(request)
+    membership = selectors.membership_in(user, tenant_id)
+    account = membership.account
+    if request.method == "POST":
+        try:
+            deletion.account_deletion_request(
+                account=account,
+                actor=user,
+                confirmation=request.POST.get("confirm", ""),
+                password=request.POST.get("password", ""),
+            )
+        except MMWError as exc:
+            flash_error(request, exc)
+        else:
+            messages.success(request, f"{account.name} is closed and will be deleted for good; you can cancel below.")
+            return redirect("datarights:home")
+    projects = [p for p, _ in selectors.projects_of(membership)]
+    return page(
+        request,
+        "datarights/account.html",
+        account=account,
+        membership=membership,
+        projects=projects,
+        deletion_days=settings.MMW_DELETION_RETENTION_DAYS,
+    )
+
+
+@login_required
+@require_GET
+def account_export(request: HttpRequest, tenant_id: str) -> StreamingHttpResponse:
+    user = user_of(request)
+    account = selectors.membership_in(user, tenant_id).account
+    project = None
+    if request.GET.get("project"):
+        project = Project.objects.filter(account=account, pk__in=_uuid(request.GET["project"])).first()
+        if project is None:
+            raise Http404("project not found")
+    try:
+        scope = export.scope_for_member(user=user, account=account, project=project)
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise
+    return export_response(scope)
+
+
+def _uuid(value: str) -> list[str]:
+    try:
+        return [str(uuid.UUID(value))]
+    except ValueError:
+        return []
+
+
+@login_required
+@require_POST
+def deletion_cancel(request: HttpRequest, deletion_id: int) -> HttpResponse:
+    try:
+        cancelled = deletion.account_deletion_cancel(deletion_id=deletion_id, actor=user_of(request))
+    except MMWError as exc:
+        flash_error(request, exc)
+    else:
+        messages.success(request, f"Deletion cancelled: {cancelled.account.name} is open again, with its keys.")
+    return redirect("datarights:home")
+
+
+@login_required
+@require_POST
+def user_delete(request: HttpRequest) -> HttpResponse:
+    user = user_of(request)
+    try:
+        deletion.user_delete(user=user, password=request.POST.get("password", ""))
+    except MMWError as exc:
+        flash_error(request, exc)
+        return redirect("datarights:home")
+    logout(request)
+    return redirect("/")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_webhooks(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """A project's webhook endpoints (owners and admins): add, send a test event, turn back on,
+    delete; and each endpoint's delivery log."""
+    user = user_of(request)
+    project, principal = selectors.project_for(user, project_id)
+    if request.method == "POST":
+        _webhook_action(request, project, user)
+        return redirect("datarights:webhooks", project_id=project.pk)
+    try:
+        endpoints = list(webhooks.endpoints_of(project=project, actor=user))
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise
+    return page(
+        request,
+        "datarights/webhooks.html",
+        account=project.account,
+        membership=principal.membership,
+        project=project,
+        tab="webhooks",
+        events=WebhookEndpoint.EVENTS,
+        endpoints=[(e, webhooks.delivery_log(endpoint=e)) for e in endpoints],
+    )
+
+
+def _webhook_action(request: HttpRequest, project: Project, user: User) -> None:
+    action = request.POST.get("action", "")
+    endpoint_id = _int(request.POST.get("endpoint"))
+    try:
+        if action == "create":
+            webhooks.endpoint_create(
+                project=project,
+                actor=user,
+                url=request.POST.get("url", "").strip(),
+                events=request.POST.getlist("events"),
+                include_content=request.POST.get("include_content") == "on",
+            )
+            messages.success(request, "Webhook added. Its secret is shown below: verify MMW-Signature with it.")
+        elif action == "test":
+            webhooks.endpoint_send_test(project=project, actor=user, endpoint_id=endpoint_id)
+            transaction.on_commit(lambda: tasks.deliver_webhooks.delay())
+            messages.success(request, "Test event queued; its delivery appears in the log below.")
+        elif action == "enable":
+            webhooks.endpoint_enable(project=project, actor=user, endpoint_id=endpoint_id)
+            messages.success(request, "Webhook turned back on.")
+        elif action == "delete":
+            webhooks.endpoint_delete(project=project, actor=user, endpoint_id=endpoint_id)
+            messages.success(request, "Webhook deleted.")
+    except MMWError as exc:
+        if isinstance(exc, Forbidden):
+            raise_as_http(exc)
+        flash_error(request, exc)
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return 0
