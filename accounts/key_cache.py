@@ -76,9 +76,16 @@ class PrincipalCache:
 CACHE = PrincipalCache()
 
 
-def _invalidate(**_: Any) -> None:
+def invalidate() -> None:
+    """Forget every cached principal now and again at the commit (a call that re-read the old rows
+    before the commit). Signals call it on save/delete; a service that changes these rows with a
+    queryset ``update()`` (no signal) calls it itself."""
     CACHE.clear()
-    transaction.on_commit(CACHE.clear)  # a call that re-read the old rows before the commit
+    transaction.on_commit(CACHE.clear)
+
+
+def _invalidate(**_: Any) -> None:
+    invalidate()
 
 
 def connect_invalidation() -> None:

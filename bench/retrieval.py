@@ -425,9 +425,10 @@ def _ranking_source() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, str]]:
-    """Bench-only: the dataset's records in a new project, with ``backend_name`` vectors.
-    Returns the project's API key and a map memory id -> doc key."""
+def bulk_load_dataset(data: Dataset, backend_name: str, *, contextual: bool = True) -> tuple[str, dict[str, str]]:
+    """Bench-only: the dataset's records in a new project, with ``backend_name`` vectors, indexed
+    as ``remember`` indexes them (``contextual`` False: without the predecessor's words, as before
+    ``memories.sequence``). Returns the project's API key and a map memory id -> doc key."""
     from accounts.models import ApiKey, Workspace
     from accounts.models import Project as ProjectModel
     from memories.embeddings import get_backend
@@ -444,7 +445,9 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
     # As the write path embeds them: a sequence member with its predecessor's tail (memories.sequence).
     previous = {b.key: a.content for a, b in zip(data.docs, data.docs[1:], strict=False) if a.source_id == b.source_id}
     texts = [
-        sequence.contextual_text(d.content, previous.get(d.key) if d.position is not None else None, 2000)
+        sequence.contextual_text(
+            d.content, previous.get(d.key) if contextual and d.position is not None else None, 2000
+        )
         for d in data.docs
     ]
     vectors = embed_cached(backend, texts)
@@ -467,7 +470,8 @@ def bulk_load_dataset(data: Dataset, backend_name: str) -> tuple[str, dict[str, 
         for d, v in zip(data.docs, vectors, strict=True)
     ]
     Memory.objects.bulk_create(records, batch_size=500)
-    sequence.link([r.id for r in records])  # the predecessors' words, as remember's write path adds them
+    if contextual:
+        sequence.link([r.id for r in records])  # the predecessors' words, as remember's write path adds them
     common.vacuum_analyze()
     return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
 

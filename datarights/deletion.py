@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Model, Q
 from django.utils import timezone
 
+from accounts import key_cache
 from accounts.models import Account, ApiKey, AuditEvent, User
 from accounts.services import audit_record
 from datarights.format import PURGED_CONTENT
@@ -83,6 +84,7 @@ def _close(account: Account, actor: User, *, delete_requester: bool) -> AccountD
     ApiKey.objects.filter(id__in=keys).update(revoked_at=now)
     members = list(Membership.objects.filter(account=account, is_active=True).values_list("id", flat=True))
     Membership.objects.filter(id__in=members).update(is_active=False)
+    key_cache.invalidate()  # bulk updates send no signal: the keys stop now, not in a second
     deletion = AccountDeletion.objects.create(
         account=account,
         requested_by=actor,
@@ -140,6 +142,7 @@ def account_deletion_cancel(*, deletion_id: int, actor: User) -> AccountDeletion
         raise NotFound("deletion not found")
     ApiKey.objects.filter(id__in=deletion.revoked_key_ids, revoked_at=deletion.requested_at).update(revoked_at=None)
     Membership.objects.filter(id__in=deletion.deactivated_membership_ids).update(is_active=True)
+    key_cache.invalidate()
     if deletion.delete_requester and deletion.requested_by is not None:
         User.objects.filter(pk=deletion.requested_by.pk).update(is_active=True)
     deletion.cancelled_at = timezone.now()
@@ -184,6 +187,7 @@ def user_delete(*, user: User, password: str) -> AccountDeletion | None:
             )
             membership.delete()
     User.objects.filter(pk=user.pk).update(is_active=False)
+    key_cache.invalidate()
     return personal
 
 
