@@ -196,7 +196,8 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "position",
         "integer",
-        "The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000).",
+        "The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000); "
+        "such a record is also found by the words of the one before it.",
         minimum=0,
         maximum=MAX_POSITION,
     ),
