@@ -5,7 +5,8 @@ Input schemas come from ``memories.inputs`` (the same tables the services parse 
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
 see exactly what the client sent and report problems with the same texts as REST. Output schemas
 are generated from each tool's answer ``TypedDict`` (``memories.mcp.schemas``); every answer is
-returned both as ``structuredContent`` and as its JSON text.
+returned both as ``structuredContent`` and as its JSON text, and ``search`` and ``recall_context``
+add a ``resource_link`` (``mmw://memories/<id>``) for each record they return.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from starlette.requests import HTTPConnection
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, SCOPE_WRITE
 from memories import inputs, presenters, selectors, services
-from memories.mcp import descriptions, schemas
+from memories.mcp import descriptions, resources, schemas
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
@@ -52,6 +53,7 @@ class ToolSpec:
     operation: Operation
     annotations: ToolAnnotations
     answer: Any  # the answer's TypedDict (or a union of them): the source of the outputSchema
+    linked: Callable[[Mapping[str, Any]], list[presenters.Record]] | None = None  # records to link as resources
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
@@ -103,6 +105,14 @@ def _forget_session(
     return session_services.session_forget(principal=principal, payload=arguments)
 
 
+def _results(answer: Mapping[str, Any]) -> list[presenters.Record]:
+    return list(answer["results"])
+
+
+def _items(answer: Mapping[str, Any]) -> list[presenters.Record]:
+    return list(answer["items"])
+
+
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 SPECS: tuple[ToolSpec, ...] = (
@@ -115,7 +125,7 @@ SPECS: tuple[ToolSpec, ...] = (
         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
         presenters.Remembered,
     ),
-    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ, presenters.Found),
+    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ, presenters.Found, _results),
     ToolSpec(
         "forget",
         "Forget records",
@@ -151,6 +161,7 @@ SPECS: tuple[ToolSpec, ...] = (
         _recall,
         _READ,
         presenters.Recalled,
+        _items,
     ),
     ToolSpec(
         "list_workspaces",
@@ -232,7 +243,8 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
         raise ToolError(exc.message) from None
     except Exception as exc:  # noqa: BLE001 - the tool boundary: logged with an id, never shown raw
         raise _unexpected(spec.name, exc, request) from None
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(answer))
+    links = resources.links(spec.linked(answer)) if spec.linked is not None else []
+    return CallToolResult(content=[TextContent(type="text", text=text), *links], structured_content=dict(answer))
 
 
 def _unexpected(tool: str, exc: Exception, request: Any) -> ToolError:
