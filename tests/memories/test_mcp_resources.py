@@ -142,3 +142,28 @@ def test_search_and_recall_link_each_record_as_a_resource(live_server: LiveServe
     assert "staging database" in (links[0].title or "")
     assert resources.uri(saved) in [link.uri for link in recall_links]
     assert json.loads(text)["memory"]["id"] == saved
+
+
+def test_the_previous_protocol_revision_lists_and_reads_resources_and_sees_output_schemas(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    alice = tenancy.alice.key
+    saved = remember(live_server, alice, content="legacy clients read records too")
+
+    async def legacy(client: Client) -> tuple[list[str], str, bool]:
+        listed = [r.uri for r in (await client.list_resources()).resources]
+        contents = (await client.read_resource(resources.uri(saved))).contents[0]
+        assert isinstance(contents, TextResourceContents)
+        tools = (await client.list_tools()).tools
+        return listed, contents.text, all(t.output_schema for t in tools)
+
+    async def run() -> tuple[list[str], str, bool]:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {alice}"})
+        streams = streamable_http_client(f"{live_server}/mcp", http_client=http)
+        async with http, Client(streams, mode="legacy") as client:
+            return await legacy(client)
+
+    listed, text, schemas_everywhere = anyio.run(run)
+    assert listed == [resources.uri(saved)]
+    assert json.loads(text)["memory"]["id"] == saved
+    assert schemas_everywhere
