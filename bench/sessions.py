@@ -25,6 +25,7 @@ import datetime as dt
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ def ask_all(data: Loaded, weight: float) -> dict[str, dict[str, float]]:
         for result in answer["results"]:
             sid = result["session"]["session_id"]
 
-            def key(turn: dict[str, Any], sid: str = sid, conversation: str = q.conversation) -> str:
+            def key(turn: Mapping[str, Any], sid: str = sid, conversation: str = q.conversation) -> str:
                 return data.keys[(conversation, sid, turn["position"])]
 
             hit_keys.append(key(result["turn"]))

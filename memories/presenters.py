@@ -3,13 +3,17 @@ gather what they show: selectors and services read, these only format.
 
 Each answer is a ``TypedDict`` named after its operation, so a service's signature says what it
 returns and mypy holds every surface (REST, MCP, dashboard) to it. Every answer extends
-``Envelope``.
+``Envelope``. The MCP tools' ``outputSchema`` is generated from these same definitions
+(``memories.mcp.schemas``), so the advertised shape cannot drift from the answers.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, NotRequired, TypedDict, final
+from typing import Literal, NotRequired, final
+
+# pydantic derives the MCP outputSchema from these; on Python 3.11 it needs typing_extensions'.
+from typing_extensions import TypedDict
 
 from accounts.keys import Principal
 from memories import statuses

@@ -1,9 +1,13 @@
 """The shapes of the session answers (docs/reference/sessions.md). Sessions live in a project,
-not in a workspace, so their envelope carries no ``workspace``."""
+not in a workspace, so their envelope carries no ``workspace``. The answers of the two MCP tools
+are ``TypedDict``s (``SessionsFound``, ``SessionForgotten``): their ``outputSchema`` is generated
+from them, like the memory tools' from ``memories.presenters``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired
+
+from typing_extensions import TypedDict  # pydantic derives JSON Schema from these; on 3.11 it needs this one
 
 from accounts.keys import Principal
 from memories.presenters import API_VERSION
@@ -12,8 +16,65 @@ from transcripts.models import Session, Turn
 WITHHELD = "[withheld by Memory Guard: {reason}]"
 
 
-def envelope(principal: Principal, notice: str | None) -> dict[str, Any]:
-    answer: dict[str, Any] = {
+class SessionEnvelope(TypedDict):
+    """The fields every session answer carries; ``notice`` only while billing has one to show."""
+
+    api_version: str
+    tenant_id: str
+    project_id: str
+    notice: NotRequired[str]
+
+
+class SessionRow(TypedDict):
+    id: str
+    client: str
+    session_id: str
+    title: str
+    working_directory: str
+    device: str
+    started_at: str | None
+    ended_at: str | None
+    shared_with_project: bool
+    turn_count: int
+    author: str | None
+    created_at: str
+    updated_at: str
+
+
+class TurnRow(TypedDict):
+    position: int
+    role: str
+    occurred_at: str
+    content: str
+    withheld: str | None
+
+
+class SessionHit(TypedDict):
+    score: float
+    session: SessionRow
+    turn: TurnRow
+    context_before: list[TurnRow]
+    context_after: list[TurnRow]
+
+
+class SessionsFound(SessionEnvelope):
+    """The answer of ``search_sessions``."""
+
+    query: str
+    results: list[SessionHit]
+
+
+class SessionForgotten(SessionEnvelope):
+    """The answer of ``forget_session``."""
+
+    client: str
+    session_id: str
+    forgotten: bool
+    at: str
+
+
+def envelope(principal: Principal, notice: str | None) -> SessionEnvelope:
+    answer: SessionEnvelope = {
         "api_version": API_VERSION,
         "tenant_id": principal.account.tenant_id,
         "project_id": str(principal.project.id),
@@ -23,7 +84,7 @@ def envelope(principal: Principal, notice: str | None) -> dict[str, Any]:
     return answer
 
 
-def session(s: Session) -> dict[str, Any]:
+def session(s: Session) -> SessionRow:
     return {
         "id": str(s.id),
         "client": s.client,
@@ -41,7 +102,7 @@ def session(s: Session) -> dict[str, Any]:
     }
 
 
-def turn(t: Turn) -> dict[str, Any]:
+def turn(t: Turn) -> TurnRow:
     return {
         "position": t.position,
         "role": t.role,

@@ -121,7 +121,7 @@ def _read(principal: Principal, found: Session, after: int | None, limit: int, n
 # --- search -----------------------------------------------------------------------------------
 
 
-def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.SessionsFound:
     """Turns ranked by meaning and keywords (``memories.search.hybrid_ranking``, the ranking of
     ``search``), each with ``context`` turns before and after it in its session."""
     admitted = begin_read(principal)
@@ -159,10 +159,10 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
     }
 
 
-def present_hits(ranked: list[search.Candidate], context: int) -> list[dict[str, Any]]:
+def present_hits(ranked: list[search.Candidate], context: int) -> list[presenters.SessionHit]:
     """Each hit with its session and ``context`` turns on each side (by order, across gaps)."""
     loaded = Turn.objects.defer("embedding").select_related("session__author").in_bulk([c.id for c in ranked])
-    results = []
+    results: list[presenters.SessionHit] = []
     for candidate in ranked:
         hit = loaded.get(int(candidate.id))
         if hit is None:

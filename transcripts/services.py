@@ -210,7 +210,7 @@ def _item_error(index: int, position: int | None, exc: MMWError) -> dict[str, An
 # --- forget and share -----------------------------------------------------------------------
 
 
-def session_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
+def session_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.SessionForgotten:
     """Soft-delete one session the caller can read (their own, else one shared with the
     project): it and its turns leave every read and search; the deletion is audited. A missing
     session is not an error (``forgotten: false``)."""

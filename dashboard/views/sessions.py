@@ -18,6 +18,7 @@ from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories.inputs import QUERY_CHARS
 from mmw.errors import MMWError
 from transcripts import inputs
+from transcripts.presenters import SessionHit
 from transcripts.selectors import session_list, session_read_by_id, session_search
 from transcripts.services import session_forget_by_id, session_share
 
@@ -42,7 +43,7 @@ def sessions(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     _project, principal = selectors.project_for(user_of(request), project_id)
     form = SessionSearchForm(request.GET or None)
     listing: dict[str, Any] = {"sessions": [], "total": 0}
-    hits: list[dict[str, Any]] = []
+    hits: list[SessionHit] = []
     error = ""
     offset = _int(request.GET.get("offset"), 0)
     if form.is_bound and not form.is_valid():

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from accounts.keys import Principal, bearer_token, resolve_key
-from accounts.models import ALL_SCOPES
+from accounts.models import ALL_SCOPES, SCOPE_READ
 from memories.mcp.threads import run_sync
 from oauth import config
 
@@ -73,6 +73,10 @@ class AudienceBoundBackend(BearerAuthBackend):
         return AnyHttpUrl(config.mcp_resource())
 
 
+# Methods that read records (resources): an OAuth token needs memory:read for them.
+READ_METHODS = ("resources/list", "resources/read")
+
+
 class BearerGate:
     """What the SDK's ``RequireAuthMiddleware`` did, with the MCP authorization spec's headers:
 
@@ -114,11 +118,14 @@ class BearerGate:
         messages = parsed if isinstance(parsed, list) else [parsed]
         needed: list[str] = []
         for message in messages:
-            if isinstance(message, dict) and message.get("method") == "tools/call":
+            method = message.get("method") if isinstance(message, dict) else None
+            if method == "tools/call":
                 params = message.get("params")
                 name = params.get("name") if isinstance(params, dict) else None
                 if isinstance(name, str) and name in self.scope_of_tool:
                     needed.append(self.scope_of_tool[name])
+            elif method in READ_METHODS:
+                needed.append(SCOPE_READ)
         return needed
 
 

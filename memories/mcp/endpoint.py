@@ -9,47 +9,93 @@ end) answers 405 before authentication.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    ResourceTemplate,
+)
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memories.mcp import descriptions
-from memories.mcp.auth import ApiKeyVerifier, AudienceBoundBackend, BearerGate, with_canonical_authorization
+from memories.mcp import descriptions, resources
+from memories.mcp.auth import (
+    ApiKeyVerifier,
+    AudienceBoundBackend,
+    BearerGate,
+    principal_of,
+    with_canonical_authorization,
+)
+from memories.mcp.threads import run_sync
 from memories.mcp.tools import build_tools, scope_of_tool
 from memories.presenters import API_VERSION
+from mmw.errors import MMWError, NotFound
 
 MCP_PATH = "/mcp"
+T = TypeVar("T")
 
-# Methods the SDK's MCPServer always registers, although MMW serves no prompts or resources: a registered
+# Methods the SDK's MCPServer always registers, although MMW serves no prompts: a registered
 # handler makes the server advertise the capability, so these are taken out (lifecycle spec:
 # advertise only what is served; a client asking anyway gets -32601 "method not found").
-UNSERVED_METHODS = ("prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list")
+UNSERVED_METHODS = ("prompts/list", "prompts/get")
 
 
 class MmwServer(MCPServer):
     """The SDK's server with the tools spec's error rule: an unknown tool name is a JSON-RPC
     error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
-    ran and failed)."""
+    ran and failed); and records as resources, listed and read as the caller
+    (``memories.mcp.resources``: the SDK's own resources are static, registered once)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
         return await super().call_tool(name, arguments, context)
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        listing = await _as_mcp_error(resources.list_page, principal_of(ctx.request), cursor)
+        return ListResourcesResult(resources=listing.resources, next_cursor=listing.next_cursor)
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [resources.TEMPLATE]
+
+    async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> list[ReadResourceContents]:
+        request = context.request_context.request if context is not None else None
+        text = await _as_mcp_error(resources.read, principal_of(request), str(uri))
+        return [ReadResourceContents(content=text, mime_type=resources.MIME_TYPE)]
+
+
+async def _as_mcp_error(fn: Callable[..., T], *args: Any) -> T:
+    """``fn`` run off the event loop; a domain error becomes a JSON-RPC error with its exact text
+    (a record the caller cannot read: -32602, like an unknown resource; others: -32600)."""
+    try:
+        return await run_sync(fn, *args)
+    except NotFound as exc:
+        raise ResourceNotFoundError(exc.message) from None
+    except MMWError as exc:
+        raise MCPError(INVALID_REQUEST, exc.message) from None
 
 
 def build_server() -> MCPServer:

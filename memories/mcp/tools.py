@@ -3,7 +3,10 @@ service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
-see exactly what the client sent and report problems with the same texts as REST.
+see exactly what the client sent and report problems with the same texts as REST. Output schemas
+are generated from each tool's answer ``TypedDict`` (``memories.mcp.schemas``); every answer is
+returned both as ``structuredContent`` and as its JSON text, and ``search`` and ``recall_context``
+add a ``resource_link`` (``mmw://memories/<id>``) for each record they return.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from starlette.requests import HTTPConnection
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, SCOPE_WRITE
 from memories import inputs, presenters, selectors, services
-from memories.mcp import descriptions
+from memories.mcp import descriptions, resources, schemas
 from memories.mcp.auth import principal_of
 from memories.mcp.threads import run_sync
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
 from transcripts import inputs as session_inputs
+from transcripts import presenters as session_presenters
 from transcripts import selectors as session_selectors
 from transcripts import services as session_services
 
@@ -48,6 +52,8 @@ class ToolSpec:
     description: str
     operation: Operation
     annotations: ToolAnnotations
+    answer: Any  # the answer's TypedDict (or a union of them): the source of the outputSchema
+    linked: Callable[[Mapping[str, Any]], list[presenters.Record]] | None = None  # records to link as resources
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
@@ -87,12 +93,24 @@ def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> pr
     return selectors.memory_get(principal=principal, memory_id=memory_id)
 
 
-def _search_sessions(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _search_sessions(
+    principal: Principal, arguments: Any, headers: Mapping[str, str]
+) -> session_presenters.SessionsFound:
     return session_selectors.session_search(principal=principal, payload=arguments)
 
 
-def _forget_session(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+def _forget_session(
+    principal: Principal, arguments: Any, headers: Mapping[str, str]
+) -> session_presenters.SessionForgotten:
     return session_services.session_forget(principal=principal, payload=arguments)
+
+
+def _results(answer: Mapping[str, Any]) -> list[presenters.Record]:
+    return list(answer["results"])
+
+
+def _items(answer: Mapping[str, Any]) -> list[presenters.Record]:
+    return list(answer["items"])
 
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -105,8 +123,9 @@ SPECS: tuple[ToolSpec, ...] = (
         descriptions.REMEMBER,
         _remember,
         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        presenters.Remembered,
     ),
-    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ),
+    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ, presenters.Found, _results),
     ToolSpec(
         "forget",
         "Forget records",
@@ -114,10 +133,36 @@ SPECS: tuple[ToolSpec, ...] = (
         descriptions.FORGET,
         _forget,
         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+        presenters.ForgottenOne | presenters.ForgottenSource,
     ),
-    ToolSpec("validate_memory", "Find stale records", inputs.VALIDATE, descriptions.VALIDATE_MEMORY, _validate, _READ),
-    ToolSpec("memory_history", "Versions of a fact", inputs.HISTORY, descriptions.MEMORY_HISTORY, _history, _READ),
-    ToolSpec("recall_context", "Context pack for a task", inputs.RECALL, descriptions.RECALL_CONTEXT, _recall, _READ),
+    ToolSpec(
+        "validate_memory",
+        "Find stale records",
+        inputs.VALIDATE,
+        descriptions.VALIDATE_MEMORY,
+        _validate,
+        _READ,
+        presenters.Validation,
+    ),
+    ToolSpec(
+        "memory_history",
+        "Versions of a fact",
+        inputs.HISTORY,
+        descriptions.MEMORY_HISTORY,
+        _history,
+        _READ,
+        presenters.History,
+    ),
+    ToolSpec(
+        "recall_context",
+        "Context pack for a task",
+        inputs.RECALL,
+        descriptions.RECALL_CONTEXT,
+        _recall,
+        _READ,
+        presenters.Recalled,
+        _items,
+    ),
     ToolSpec(
         "list_workspaces",
         "List workspaces",
@@ -125,8 +170,9 @@ SPECS: tuple[ToolSpec, ...] = (
         descriptions.LIST_WORKSPACES,
         _list_workspaces,
         _READ,
+        presenters.Workspaces,
     ),
-    ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ),
+    ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ, presenters.Got),
     ToolSpec(
         "search_sessions",
         "Search past sessions",
@@ -134,6 +180,7 @@ SPECS: tuple[ToolSpec, ...] = (
         descriptions.SEARCH_SESSIONS,
         _search_sessions,
         _READ,
+        session_presenters.SessionsFound,
     ),
     ToolSpec(
         "forget_session",
@@ -142,6 +189,7 @@ SPECS: tuple[ToolSpec, ...] = (
         descriptions.FORGET_SESSION,
         _forget_session,
         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+        session_presenters.SessionForgotten,
     ),
 )
 
@@ -171,8 +219,10 @@ def _tool(spec: ToolSpec) -> Tool:
         annotations=spec.annotations,
         structured_output=False,
     )
-    # The advertised schema is ours; the function takes no arguments, so the SDK validates nothing.
-    return tool.model_copy(update={"parameters": inputs.json_schema(spec.params)})
+    # The advertised schemas are ours; the function takes no arguments and declares no output
+    # model, so the SDK validates nothing (the answers are typed by their TypedDicts instead).
+    metadata = tool.fn_metadata.model_copy(update={"output_schema": schemas.output_schema(spec.answer)})
+    return tool.model_copy(update={"parameters": inputs.json_schema(spec.params), "fn_metadata": metadata})
 
 
 async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
@@ -193,7 +243,8 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
         raise ToolError(exc.message) from None
     except Exception as exc:  # noqa: BLE001 - the tool boundary: logged with an id, never shown raw
         raise _unexpected(spec.name, exc, request) from None
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(answer))
+    links = resources.links(spec.linked(answer)) if spec.linked is not None else []
+    return CallToolResult(content=[TextContent(type="text", text=text), *links], structured_content=dict(answer))
 
 
 def _unexpected(tool: str, exc: Exception, request: Any) -> ToolError:

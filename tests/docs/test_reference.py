@@ -6,7 +6,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from django.urls import reverse
+
 from memories import reference
+from oauth import config as oauth_config
+from oauth import endpoints as oauth_endpoints
+from oauth.services import GRANTABLE_SCOPES
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs" / "reference"
@@ -36,6 +41,16 @@ def test_every_operation_has_a_page_with_its_parameter_table() -> None:
         assert page.exists(), f"docs/reference/{tool}.md is missing"
         assert f"<!-- generated: parameters {tool} -->" in page.read_text()
         assert f"]({tool}.md)" in (PAGES / "README.md").read_text()
+
+
+def test_every_oauth_route_is_on_the_oauth_page() -> None:
+    page = (PAGES / "oauth.md").read_text()
+    dashboard = [oauth_config.CONSENT_PATH, reverse("dashboard:connected-apps"), "/connected-apps/<id>/revoke"]
+    for path in [*sorted(oauth_endpoints.PATHS), *dashboard]:
+        assert f"{path}" in page, f"docs/reference/oauth.md does not document {path}"
+    assert "](oauth.md)" in (PAGES / "README.md").read_text()
+    for scope in GRANTABLE_SCOPES:
+        assert f"`{scope}`" in page or f'"{scope}"' in page
 
 
 def raised_texts() -> list[tuple[str, str]]:

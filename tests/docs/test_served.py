@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
 
 from memories import reference
+from oauth.endpoints import protected_resource_metadata
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "reference"
 pytestmark = pytest.mark.django_db
@@ -24,6 +26,13 @@ def test_the_index_and_every_page_render_without_logging_in(client: Client) -> N
     remember = client.get("/docs/remember").content.decode()
     assert "<code>expected_version</code>" in remember
     assert 'href="/docs/errors"' in remember  # links between pages lead to pages, not raw files
+
+
+def test_the_protected_resource_metadata_points_at_a_served_page(client: Client) -> None:
+    documentation = protected_resource_metadata()["resource_documentation"]
+    page = client.get(urlsplit(documentation).path)
+    assert page.status_code == 200
+    assert b"/oauth/register" in page.content
 
 
 def test_each_page_is_also_served_as_its_markdown(client: Client) -> None:

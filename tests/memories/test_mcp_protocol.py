@@ -73,8 +73,8 @@ def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(live_server: LiveSer
 def test_only_capabilities_with_something_behind_them_are_advertised(live_server: LiveServer, tenancy: Tenancy) -> None:
     capabilities = post(live_server, tenancy.alice.key, INITIALIZE).json()["result"]["capabilities"]
     assert "tools" in capabilities
+    assert "resources" in capabilities  # records: tests/memories/test_mcp_resources.py
     assert "prompts" not in capabilities
-    assert "resources" not in capabilities
     prompts = post(live_server, tenancy.alice.key, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}).json()
     assert prompts["error"]["code"] == -32601  # method not found: nothing is served there
 

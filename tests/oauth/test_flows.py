@@ -266,3 +266,13 @@ def test_a_token_for_alices_project_never_reaches_charlies_data(live_server: Liv
         {"name": "search", "arguments": {"query": "charlie private note"}},
     )
     assert search.json()["result"]["structuredContent"]["results"] == []
+
+
+def test_a_write_only_grant_reading_resources_gets_403_insufficient_scope(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, tokens = connect(live_server, tenancy, ["memory:write"])
+    for method, params in (("resources/list", {}), ("resources/read", {"uri": "mmw://memories/x"})):
+        response = mcp_post(live_server, tokens["access_token"], method, params)
+        assert response.status_code == 403, method
+        assert 'scope="memory:read"' in response.headers["WWW-Authenticate"]
