@@ -29,7 +29,7 @@ from accounts.models import SCOPE_WRITE, Account, AuditEvent, Project, User, Wor
 from accounts.services import audit_record
 from datarights import format as fmt
 from datarights.models import AuthorLabel
-from memories import sequence
+from memories import guard, sequence
 from memories import tasks as memory_tasks
 from memories.models import Memory, MemoryRelation
 from mmw import bulk
@@ -434,6 +434,8 @@ class _Importer:
                 position=get(line, "position"),
                 archived_at=t(get(line, "archived_at"), "archived_at"),
             )
+        if not get(line, "forgotten"):
+            _screen(number, memory, project.guard_secrets_mode)
         self._check(
             number,
             memory,
@@ -616,6 +618,28 @@ class _Importer:
 
 def _actor(event: AuditEvent, labels: dict[str, str]) -> str | None:
     return event.actor_user.email if event.actor_user is not None else labels.get(str(event.pk))
+
+
+def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
+    """Memory Guard over an imported record's text fields, as ``remember`` screens them: a file is
+    not trusted because it looks like an export. A record the Guard refuses, or would change (a
+    secret to redact), is refused with its line — an MMW export passes unchanged (redaction
+    markers are stable), so the round trip stays byte-identical."""
+    fields: dict[str, Any] = {
+        "content": memory.content,
+        "source_id": memory.source_id,
+        "source_revision": memory.source_revision,
+        "fact_key": memory.fact_key,
+        "tags": list(memory.tags),
+        "reason": memory.reason,
+    }
+    try:
+        _, redactions = guard.screen_fields(fields, secrets_mode=secrets_mode)
+    except guard.GuardRejection as exc:
+        raise InvalidInput(f"line {number}: Memory rejected by Security Guard: {exc.reason}") from None
+    if redactions:
+        rules = ", ".join(sorted({f"{r.field}: {r.rule_id}" for r in redactions}))
+        raise InvalidInput(f"line {number}: holds a secret Memory Guard redacts ({rules}); import refused")
 
 
 def queue_vectors(project: Project) -> int:
