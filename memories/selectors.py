@@ -27,7 +27,8 @@ def _envelope(principal: Principal, workspace: str, admitted: admission.Admissio
 
 
 def begin_read(principal: Principal) -> admission.Admission:
-    """Every read: the call counts toward rate limits and the key must carry ``memory:read``.
+    """Every read: an API call counts toward rate limits (a person in the dashboard does not:
+    ``Principal.via``) and the key must carry ``memory:read``.
     Returns the call's admission, for ``envelope``."""
     admitted = admission.admit(principal)
     admitted.check_rate()
