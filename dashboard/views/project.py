@@ -81,8 +81,27 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         workspaces=workspaces_with_counts(principal),
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
+        pager_query=_without_page(request),
+        filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         status=400 if error else 200,
+    )
+
+
+def _without_page(request: HttpRequest) -> str:
+    """The browser's query (search words and every filter) without ``page``, for the pager's links."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+def _narrowed(request: HttpRequest) -> bool:
+    """Whether the person asked for less than every record (a filter, or one workspace), so an
+    empty answer means "nothing matches", not "an empty project"."""
+    return any(
+        (value.strip() not in ("", "*") if name == "workspace" else bool(value.strip()))
+        for name, value in request.GET.items()
+        if name not in ("page", "q")
     )
 
 

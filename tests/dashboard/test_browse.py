@@ -3,9 +3,12 @@ same filters, the same workspace resolution, the same answer for the same person
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pytest
+from django.http import QueryDict
 from django.urls import reverse
 
 from accounts.models import Workspace
@@ -57,3 +60,37 @@ def test_a_deleted_workspace_says_so_instead_of_listing_nothing(tenancy: Tenancy
     page = client_for(tenancy.alice.user).get(url, {"workspace": "old"})
     assert page.status_code == 400
     assert b"workspace &#x27;old&#x27; was deleted and cannot be reused" in page.content
+
+
+def test_the_pager_keeps_every_filter(tenancy: Tenancy) -> None:
+    """B1: "Older →" used to link to ``?workspace=*&page=2`` and page 2 listed unfiltered records."""
+    shared = {remember(tenancy.alice, f"shared note {i}", scope="shared") for i in range(23)}
+    for i in range(5):
+        remember(tenancy.alice, f"private note {i}", scope="private")
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    first = client_for(tenancy.alice.user).get(url, {"workspace": "*", "scope": "shared", "latest_only": "on"})
+    older = re.search(r'<a href="\?([^"]*)">Older', first.content.decode())
+    assert older is not None
+    query = QueryDict(html.unescape(older.group(1)))
+    assert (query["scope"], query["latest_only"], query["workspace"], query["page"]) == ("shared", "on", "*", "2")
+    second = client_for(tenancy.alice.user).get(url, query)
+    listed = {r["id"] for r in first.context["results"]} | {r["id"] for r in second.context["results"]}
+    assert listed == shared
+    newer = re.search(r'<a href="\?([^"]*)">← Newer', second.content.decode())
+    assert newer is not None
+    assert "scope=shared" in newer.group(1)
+
+
+@pytest.mark.parametrize("params", [{"tags": "does-not-exist"}, {"workspace": "nonexistent"}, {"scope": "nope"}])
+def test_filters_that_match_nothing_say_so_instead_of_an_empty_project(
+    tenancy: Tenancy, params: dict[str, str]
+) -> None:
+    """B2: a filter matching nothing in a project with records said "No memories in this project yet"."""
+    remember(tenancy.alice, "the project has records")
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    page = client_for(tenancy.alice.user).get(url, params)
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "No memories in this project yet" not in text
+    assert "Nothing matches these filters" in text
+    assert "Clear the filters" in text
