@@ -278,9 +278,9 @@ def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> Http
     if api_key is None:
         raise Http404("key not found")
     api_key_revoke(api_key=api_key, actor=principal.user)
-    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
-    if request.headers.get("HX-Request"):
+    if request.headers.get("HX-Request"):  # the swapped row says "revoked"; no flash for a later page
         return page(request, "dashboard/_key_row.html", **_ctx(principal), key=api_key)
+    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
     return redirect("dashboard:keys", project_id=project.pk)
 
 

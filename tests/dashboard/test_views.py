@@ -168,6 +168,26 @@ def test_key_revoke_with_htmx_returns_the_row(tenancy: Tenancy) -> None:
     assert b"<tr" in response.content
 
 
+def test_a_key_revoked_with_htmx_leaves_no_flash_for_the_next_page(tenancy: Tenancy) -> None:
+    """B3: the htmx revoke answered the row and also queued "Key mmw_… revoked", which then
+    appeared on whatever page the person opened next."""
+    key = ApiKey.objects.get(user=tenancy.alice.user)
+    alice = client_for(tenancy.alice.user)
+    alice.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk]), HTTP_HX_REQUEST="true")
+    later = alice.get(reverse("dashboard:memories", args=[tenancy.alice.project.pk]))
+    assert b"revoked: it stopped working now" not in later.content
+    other = ApiKey.objects.create(
+        account=tenancy.alice.account,
+        project=tenancy.alice.project,
+        user=tenancy.alice.user,
+        prefix="zzzzzzzz",
+        digest="0" * 64,
+    )
+    alice.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, other.pk]))  # without htmx
+    keys_page = alice.get(reverse("dashboard:keys", args=[tenancy.alice.project.pk]))
+    assert "Key mmw_zzzzzzzz… revoked" in keys_page.content.decode()
+
+
 # --- memory browser ------------------------------------------------------------------------
 
 
