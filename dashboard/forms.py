@@ -30,6 +30,15 @@ class KeyForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
 
+    def __init__(self, *args: Any, scopes: tuple[str, ...] = tuple(ALL_SCOPES), **kwargs: Any) -> None:
+        """``scopes``: what the person's role allows (``Membership.key_scopes``); only those are
+        offered, and a posted scope outside them is refused as an invalid choice."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["scopes"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(value, label) for value, label in field.choices if value in scopes]
+        field.initial = list(scopes)
+
 
 class SearchForm(forms.Form):
     # Bounds from the one parameter table (memories.inputs), so the browser and the API refuse alike.

@@ -235,7 +235,7 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
 @require_http_methods(["GET", "POST"])
 def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    form = KeyForm(request.POST or None)
+    form = KeyForm(request.POST or None, scopes=principal.membership.key_scopes)
     if request.method == "POST" and form.is_valid():
         try:
             issued = api_key_create(

@@ -292,6 +292,22 @@ def test_auditor_sees_but_cannot_forget(tenancy: Tenancy, dana: Any) -> None:
     assert Memory.objects.get(pk=record).forgotten_at is None
 
 
+def test_an_auditor_is_offered_only_a_read_key(tenancy: Tenancy, dana: Any) -> None:
+    """B7: an auditor could create a key with memory:write that every write then refused."""
+    url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
+    dana_client = client_for(dana)
+    form = dana_client.get(url).content.decode()
+    assert 'value="memory:read"' in form
+    assert 'value="memory:write"' not in form
+    refused = dana_client.post(url, {"name": "ci", "scopes": ["memory:read", "memory:write"]})
+    assert refused.status_code == 400
+    assert not ApiKey.objects.filter(user=dana).exists()
+    assert dana_client.post(url, {"name": "ci", "scopes": ["memory:read"]}).status_code == 200
+    assert ApiKey.objects.get(user=dana).scopes == ["memory:read"]
+    owner_form = client_for(tenancy.alice.user).get(url).content.decode()
+    assert 'value="memory:write"' in owner_form
+
+
 def test_forget_by_source_asks_for_confirmation(tenancy: Tenancy) -> None:
     for i in range(3):
         remember(tenancy.alice, f"fact {i} from the runbook", source_id="runbook.md")
