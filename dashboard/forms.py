@@ -19,13 +19,16 @@ class OrganizationForm(forms.Form):
     name = forms.CharField(max_length=200, label="Organisation name")
 
 
+SCOPE_CHOICES = [(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")]
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="What this key is for.")
     device_label = forms.CharField(
         max_length=200, required=False, help_text="Shown on every record written with this key, e.g. 'work laptop'."
     )
     scopes = forms.MultipleChoiceField(
-        choices=[(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")],
+        choices=SCOPE_CHOICES,
         initial=list(ALL_SCOPES),
         widget=forms.CheckboxSelectMultiple,
     )
@@ -36,7 +39,7 @@ class KeyForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["scopes"]
         assert isinstance(field, forms.MultipleChoiceField)
-        field.choices = [(value, label) for value, label in field.choices if value in scopes]
+        field.choices = [(value, label) for value, label in SCOPE_CHOICES if value in scopes]
         field.initial = list(scopes)
 
 

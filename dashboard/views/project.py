@@ -98,11 +98,11 @@ def _without_page(request: HttpRequest) -> str:
 def _narrowed(request: HttpRequest) -> bool:
     """Whether the person asked for less than every record (a filter, or one workspace), so an
     empty answer means "nothing matches", not "an empty project"."""
-    return any(
-        (value.strip() not in ("", "*") if name == "workspace" else bool(value.strip()))
-        for name, value in request.GET.items()
-        if name not in ("page", "q")
-    )
+    for name in request.GET:
+        value = str(request.GET.get(name, "")).strip()
+        if name not in ("page", "q") and value and not (name == "workspace" and value == "*"):
+            return True
+    return False
 
 
 @login_required
