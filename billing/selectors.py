@@ -148,9 +148,14 @@ class Banner:
     """What the dashboard shows at the top of every page of this account."""
 
     level: str  # "danger" | "warning"
-    text: str
+    text: str  # the notice agents get (without its "[MMW Notice]: " prefix), or the usage warning
     action_url: str
     action_label: str
+    headline: str = ""  # the same in people's words, what the dashboard shows
+
+    @property
+    def for_people(self) -> str:
+        return self.headline or self.text[:1].upper() + self.text[1:] + "."
 
 
 def banner_for(account: Account) -> Banner | None:
@@ -161,7 +166,10 @@ def banner_for(account: Account) -> Banner | None:
     if notice is not None:
         level = "warning" if state.state == State.GRACE else "danger"
         label = "Choose a plan" if state.state == State.NONE else "Update payment"
-        return Banner(level, notice.removeprefix(notices.PREFIX), url, label)
+        headline = notices.for_people(
+            state=state.state, grace_ends_at=state.grace_ends_at, by_staff=state.suspended_by_staff
+        )
+        return Banner(level, notice.removeprefix(notices.PREFIX), url, label, headline)
     usage = usage_for(account)
     full = [p for p in usage.projects if p.percent is not None and p.percent >= WARN_AT_PERCENT]
     if full:

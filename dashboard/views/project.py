@@ -139,7 +139,7 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     try:
         answer = memory_forget(principal=principal, payload={"memory_id": str(memory_id), "workspace": "*"})
     except MMWError as exc:
-        flash_error(request, exc)
+        flash_error(request, exc, refused="Not forgotten")
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
     if answer.get("forgotten"):
         messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
@@ -178,7 +178,7 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             try:
                 answer = memory_forget(principal=principal, payload={"source_id": source_id, "workspace": workspace})
             except MMWError as exc:
-                flash_error(request, exc)
+                flash_error(request, exc, refused="Not forgotten")
             else:
                 count = answer.get("forgotten_count", 0)
                 messages.success(request, f"Forgot {count} record(s) of {source_id}.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.keys import resolve_key
 from accounts.models import Account, ApiKey, AuditEvent, Project, Workspace
@@ -306,6 +308,26 @@ def test_an_auditor_is_offered_only_a_read_key(tenancy: Tenancy, dana: Any) -> N
     assert ApiKey.objects.get(user=dana).scopes == ["memory:read"]
     owner_form = client_for(tenancy.alice.user).get(url).content.decode()
     assert 'value="memory:write"' in owner_form
+
+
+def test_a_forget_refused_in_the_grace_period_is_explained_once_in_plain_words(tenancy: Tenancy) -> None:
+    """B9: the banner and the flash both showed the long agent-style [MMW Notice], its URL not a link."""
+    from billing.models import Subscription
+
+    record = remember(tenancy.alice, "the VPN config lives in vault")
+    Subscription.objects.filter(account=tenancy.alice.account).update(
+        state=Subscription.State.GRACE, grace_ends_at=timezone.now() + dt.timedelta(days=7)
+    )
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memory-forget", args=[tenancy.alice.project.pk, record])
+    text = alice.post(url, follow=True).content.decode()
+    assert "[MMW Notice]" not in text
+    assert "search, recall_context, validate_memory" not in text
+    assert text.count("read-only") == 2  # the banner says why, the flash says what did not happen
+    assert "Not forgotten: this account is read-only" in text
+    billing = reverse("dashboard:billing", args=[tenancy.alice.account.tenant_id])
+    assert f'<a class="button small" href="{billing}">Update payment</a>' in text
+    assert Memory.objects.get(pk=record).forgotten_at is None
 
 
 def test_forget_by_source_asks_for_confirmation(tenancy: Tenancy) -> None:
