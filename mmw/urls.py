@@ -5,6 +5,10 @@ from django.urls import include, path
 
 from mmw.views import healthz
 
+admin.site.site_header = "MMW support"
+admin.site.site_title = "MMW support"
+admin.site.index_title = "Accounts, memories and billing"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

@@ -80,6 +80,9 @@ class ProjectAccess(models.Model):
     members = models.ManyToManyField(Membership, related_name="project_access", blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name = verbose_name_plural = "project access"
+
     def __str__(self) -> str:
         return f"access to {self.project_id}: {'listed members' if self.restricted else 'all members'}"
 

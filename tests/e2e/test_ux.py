@@ -1,0 +1,72 @@
+"""The dashboard's fit and finish in a real browser (issue #20): a phone-width header, the error
+pages, the billing page."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from playwright.sync_api import Browser, BrowserContext, expect
+
+from accounts import services
+from accounts.models import Account, User
+from tests import live
+from tests.factories import on_plan
+
+pytestmark = pytest.mark.slow
+
+PHONE = {"width": 390, "height": 844}
+
+# The width the selected option's text needs in the select's own font, against the room the
+# select gives it (its inner width minus the drop-down arrow).
+_SELECT_FITS = """select => {
+  const style = getComputedStyle(select);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const needed = ctx.measureText(select.options[select.selectedIndex].text).width;
+  const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 16;
+  const box = select.getBoundingClientRect();
+  return {needed, room, right: box.right, viewport: window.innerWidth};
+}"""
+
+
+def signed_in(browser: Browser, base: str, user: User, viewport: dict[str, int] | None = None) -> BrowserContext:
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(base_url=base, viewport=viewport or {"width": 1280, "height": 800})
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base}])
+    return context
+
+
+def org_with_member(email: str) -> tuple[User, Account]:
+    owner, _ = services.user_get_or_create(email="owner@example.com")
+    org = on_plan(services.account_create(name="Exar Labs", owner=owner))
+    person, _ = services.user_get_or_create(email=email)
+    from orgs.models import Membership
+
+    Membership.objects.create(account=org, user=person, role=Membership.Role.MEMBER)
+    return person, org
+
+
+def test_at_390px_the_header_hides_the_email_and_the_account_switcher_is_not_cut(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """B10: the e-mail stayed in the header at 390 px (``.hide-sm`` applied to table cells only)
+    and the account switcher was cut ("dana@exar")."""
+    dana, org = org_with_member("dana@exarlabs.example")
+    context = signed_in(browser, live_server.url, dana, PHONE)
+    page = context.new_page()
+    page.goto(f"/a/{org.tenant_id}/")
+    header = page.locator("header.top")
+    expect(header.get_by_text("dana@exarlabs.example", exact=True)).to_be_hidden()
+    switcher = header.get_by_label("Account")
+    expect(switcher).to_be_visible()
+    fit = switcher.evaluate(_SELECT_FITS)
+    assert fit["needed"] <= fit["room"], fit
+    assert fit["right"] <= fit["viewport"], fit
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    desktop = signed_in(browser, live_server.url, dana)
+    wide = desktop.new_page()
+    wide.goto(f"/a/{org.tenant_id}/")
+    expect(wide.locator("header.top").get_by_text("dana@exarlabs.example", exact=True)).to_be_visible()
+    for ctx in (context, desktop):
+        ctx.close()
