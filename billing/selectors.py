@@ -53,6 +53,11 @@ def billing_state(account: Account, *, now: dt.datetime | None = None) -> Billin
     return BillingState(sub.plan, state, sub.grace_ends_at, sub.suspended_by_staff)
 
 
+def has_payment_customer(account: Account) -> bool:
+    """Whether Stripe knows this account (a Checkout was started), so its customer portal opens."""
+    return Subscription.objects.filter(account_id=account.pk).exclude(stripe_customer_id="").exists()
+
+
 def billing_url(account: Account) -> str:
     """Where people manage this account's billing (named in every notice and e-mail)."""
     return f"{settings.MMW_BILLING_URL.rstrip('/')}/{account.tenant_id}/"

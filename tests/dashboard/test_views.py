@@ -370,7 +370,7 @@ def test_usage_draws_charts(tenancy: Tenancy) -> None:
     page = client_for(tenancy.bob.user).get(reverse("dashboard:usage", args=[tenancy.alice.account.tenant_id]))
     assert page.status_code == 200
     assert page.content.count(b'<svg class="chart"') == 3  # the plan meter is an <svg> too
-    assert b"of 1000" in page.content
+    assert b"of 1,000" in page.content
 
 
 def test_billing_is_for_owners_and_admins_and_shows_the_banner(tenancy: Tenancy) -> None:
