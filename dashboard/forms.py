@@ -60,6 +60,11 @@ class SearchForm(forms.Form):
     min_confidence = forms.FloatField(required=False, min_value=0, max_value=1)
     min_importance = forms.FloatField(required=False, min_value=0, max_value=1)
     latest_only = forms.BooleanField(required=False, label="Latest versions only")
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", "any status"), ("conflict", "conflict: versions disagree"), ("stale", "stale: source changed")],
+        label="Status",
+    )
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data

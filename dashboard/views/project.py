@@ -22,7 +22,14 @@ from dashboard.mcp_configs import configs_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
 from memories.presenters import Record
-from memories.selectors import memory_get, memory_history, memory_list, memory_search, workspaces_with_counts
+from memories.selectors import (
+    memory_get,
+    memory_history,
+    memory_list,
+    memory_previews,
+    memory_search,
+    workspaces_with_counts,
+)
 from memories.services import memory_forget
 from mmw.errors import MMWError
 from orgs.models import Membership
@@ -54,18 +61,20 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         filters = form.filters() if form.is_bound else {}
         workspace = (data.get("workspace") or "*").strip() or "*"
         try:
+            status = data.get("status") or None
             if data.get("q", "").strip():
                 answer = memory_search(
                     principal=principal,
                     payload={"query": data["q"], "workspace": workspace, "limit": 50, **filters},
                 )
-                results = answer["results"]
+                results = [r for r in answer["results"] if status is None or r["status"] == status]
             else:
                 browse = memory_list(
                     principal=principal,
                     payload={"workspace": workspace, **filters},
                     page=int(request.GET.get("page") or 1),
                     per_page=PAGE_SIZE,
+                    status=status,
                 )
                 results = browse.results
         except MMWError as exc:
@@ -128,6 +137,9 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
         record=record,
         history=history,
         conflicts=conflicts,
+        previews=memory_previews(
+            principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
+        ),
         may_write=principal.membership.may_write,
     )
 

@@ -94,3 +94,51 @@ def test_filters_that_match_nothing_say_so_instead_of_an_empty_project(
     assert "No memories in this project yet" not in text
     assert "Nothing matches these filters" in text
     assert "Clear the filters" in text
+
+
+def test_the_status_filter_lists_conflicts_or_stale_records_only(tenancy: Tenancy) -> None:
+    """Gap 3: triage. Statuses are computed when read (memories.statuses), never stored."""
+    first = remember(tenancy.alice, "the office opens at 8", fact_key="office-hours")
+    second = remember(tenancy.alice, "the office opens at 9", fact_key="office-hours")
+    old = remember(tenancy.alice, "the API has 3 regions", source_id="docs/api.md", source_hash="aaa")
+    remember(tenancy.alice, "the API has 4 regions", source_id="docs/api.md", source_hash="bbb")
+    remember(tenancy.alice, "a plain note")
+    assert listed_ids(tenancy.alice, status="conflict") == {first, second}
+    assert listed_ids(tenancy.alice, status="stale") == {old}
+    assert len(listed_ids(tenancy.alice)) == 5
+    assert listed_ids(tenancy.alice, status="conflict", q="office opens") == {first, second}
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    assert client_for(tenancy.alice.user).get(url, {"status": "forgotten"}).status_code == 400
+    empty = client_for(tenancy.alice.user).get(url, {"status": "stale", "workspace": "other"}).content.decode()
+    assert "Nothing matches these filters" in empty
+
+
+def test_times_are_human_with_the_exact_time_on_hover(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "written a moment ago")
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    text = client_for(tenancy.alice.user).get(url).content.decode()
+    assert re.search(
+        r'<time datetime="\d{4}-\d\d-\d\dT[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">just now</time>', text
+    )
+
+
+def test_the_record_page_shows_importance_expiry_and_names_related_records_with_direction(
+    tenancy: Tenancy,
+) -> None:
+    from memories.models import Memory, MemoryRelation
+
+    base = remember(tenancy.alice, "deploys run from the release branch every Tuesday", tags=["kind:incident"])
+    refined = remember(tenancy.alice, "deploys run from release/* at 10:00 UTC", expires_at="2099-01-01T00:00:00Z")
+    MemoryRelation.objects.create(
+        from_memory=Memory.objects.get(pk=refined), to_memory=Memory.objects.get(pk=base), relation="refines", score=0.8
+    )
+    alice = client_for(tenancy.alice.user)
+    page = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, refined])).content.decode()
+    assert re.search(r'data-testid="expires"><time datetime="2099-01-01T00:00:00\+00:00"', page)
+    assert "This record refines</span>" in page
+    assert "deploys run from the release branch every Tuesday</a>" in page
+    other = alice.get(reverse("dashboard:memory", args=[tenancy.alice.project.pk, base])).content.decode()
+    assert 'data-testid="importance">0.85<' in other
+    assert 'data-testid="expires">never<' in other
+    assert "This record is refined by</span>" in other
+    assert "deploys run from release/* at 10:00 UTC</a>" in other
