@@ -3,18 +3,21 @@ pages, the billing page."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
-from playwright.sync_api import Browser, BrowserContext, expect
+from playwright.sync_api import Browser, BrowserContext, ViewportSize, expect
 
 from accounts import services
 from accounts.models import Account, User
+from orgs.models import Membership
 from tests import live
 from tests.factories import on_plan
 
 pytestmark = pytest.mark.slow
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 # The width the selected option's text needs in the select's own font, against the room the
 # select gives it (its inner width minus the drop-down arrow).
@@ -29,7 +32,7 @@ _SELECT_FITS = """select => {
 }"""
 
 
-def signed_in(browser: Browser, base: str, user: User, viewport: dict[str, int] | None = None) -> BrowserContext:
+def signed_in(browser: Browser, base: str, user: User, viewport: ViewportSize | None = None) -> BrowserContext:
     client = Client()
     client.force_login(user)
     context = browser.new_context(base_url=base, viewport=viewport or {"width": 1280, "height": 800})
@@ -41,8 +44,6 @@ def org_with_member(email: str) -> tuple[User, Account]:
     owner, _ = services.user_get_or_create(email="owner@example.com")
     org = on_plan(services.account_create(name="Exar Labs", owner=owner))
     person, _ = services.user_get_or_create(email=email)
-    from orgs.models import Membership
-
     Membership.objects.create(account=org, user=person, role=Membership.Role.MEMBER)
     return person, org
 
@@ -70,3 +71,42 @@ def test_at_390px_the_header_hides_the_email_and_the_account_switcher_is_not_cut
     expect(wide.locator("header.top").get_by_text("dana@exarlabs.example", exact=True)).to_be_visible()
     for ctx in (context, desktop):
         ctx.close()
+
+
+def test_error_pages_are_branded_with_a_way_home_and_every_page_has_a_favicon(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """Gap 7: Django's bare 404 page, no navigation, and a 404 for /favicon.ico on every page."""
+    person, org = org_with_member("erin@example.com")
+    context = signed_in(browser, live_server.url, person)
+    page = context.new_page()
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    page.goto(f"/a/{org.tenant_id}/")
+    icon = page.evaluate("fetch(document.querySelector('link[rel=icon]').href).then(r => r.status)")
+    assert icon == 200
+    assert failed == []
+    answer = page.goto("/p/00000000-0000-0000-0000-000000000000/")
+    assert answer is not None
+    assert answer.status == 404
+    expect(page.get_by_role("heading", name="This page does not exist")).to_be_visible()
+    expect(page.locator("header.top .brand")).to_be_visible()
+    page.get_by_role("link", name="Your projects").click()
+    expect(page).to_have_url(re.compile(r"/a/[^/]+/$"))
+    context.close()
+
+
+def test_billing_with_payments_off_explains_and_lists_plans_with_prices(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    owner, _ = services.user_get_or_create(email="olga@example.com")
+    account = owner.memberships.get().account
+    context = signed_in(browser, live_server.url, owner, PHONE)
+    page = context.new_page()
+    page.goto(f"/a/{account.tenant_id}/billing/")
+    expect(page.get_by_test_id("billing-off")).to_contain_text("Payments are not set up on this server")
+    expect(page.get_by_test_id("plan-pro")).to_contain_text("$19 / month")
+    expect(page.get_by_test_id("plan-free")).to_contain_text("1,000 records per project")
+    expect(page.get_by_test_id("plan-free")).to_contain_text("current")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
