@@ -65,6 +65,17 @@ class SearchForm(forms.Form):
         choices=[("", "any status"), ("conflict", "conflict: versions disagree"), ("stale", "stale: source changed")],
         label="Status",
     )
+    sort = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "newest first"),
+            ("oldest", "oldest first"),
+            ("importance", "most important"),
+            ("confidence", "most confident"),
+        ],
+        label="Sort",
+        help_text="a search is ordered by relevance",
+    )
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data

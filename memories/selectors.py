@@ -130,6 +130,13 @@ class MemoryPage:
 # records that can have one; older ones are not listed under the filter.
 STATUS_SCAN = 2_000
 LISTABLE_STATUSES = (statuses.CONFLICT, statuses.STALE)
+# How a listing may be ordered (the browser's "Sort"); ties fall back to newest first, then id.
+LIST_ORDERS: dict[str, tuple[str, ...]] = {
+    "newest": ("-created_at", "id"),
+    "oldest": ("created_at", "id"),
+    "importance": ("-importance", "-created_at", "id"),
+    "confidence": ("-confidence", "-created_at", "id"),
+}
 
 
 def memory_list(
@@ -139,18 +146,21 @@ def memory_list(
     page: int,
     per_page: int,
     status: str | None = None,
+    order: str = "newest",
 ) -> MemoryPage:
     """One page of the newest live records the caller can read (a listing, not a search), each in
     search's shape. ``payload`` holds search's workspace and filters (``inputs.LIST``), parsed and
     bounded as every surface's input is; drawn from ``memory_queryset`` like search. ``status``
     (``conflict`` or ``stale``, the triage view) keeps only records with that status now, found
-    among the newest ``STATUS_SCAN`` records that can have one."""
+    among the newest ``STATUS_SCAN`` records that can have one. ``order``: a key of ``LIST_ORDERS``."""
     if status is not None and status not in LISTABLE_STATUSES:
         raise InvalidInput(f"status must be one of {', '.join(LISTABLE_STATUSES)}")
+    if order not in LIST_ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}")
     begin_read(principal)
     v = inputs.parse(inputs.LIST, payload)
     qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
-    ordered = qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none()
+    ordered = qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
     rows: QuerySet[Memory] | list[Memory] = ordered if status is None else _with_status(principal, ordered, status)
     current = Paginator(rows, per_page).get_page(page)
     return MemoryPage(current, present(principal, list(current.object_list)))
@@ -159,11 +169,11 @@ def memory_list(
 def _with_status(principal: Principal, ordered: QuerySet[Memory], status: str) -> list[Memory]:
     """The records of ``ordered`` whose computed status is ``status``: only records with a
     fact_key (conflict), a source hash (stale) or sources (a summary inherits) can have one."""
-    candidates = list(
-        ordered.filter(Q(fact_key__isnull=False) | Q(source_hash__isnull=False) | ~Q(derived_from=[]))[:STATUS_SCAN]
-    )
+    newest = ordered.filter(Q(fact_key__isnull=False) | Q(source_hash__isnull=False) | ~Q(derived_from=[]))
+    candidates = list(newest.order_by("-created_at", "id")[:STATUS_SCAN])
     infos = statuses.compute(principal, candidates)
-    return [r for r in candidates if infos[r.id].status == status]
+    kept = {r.id for r in candidates if infos[r.id].status == status}
+    return [r for r in ordered.filter(id__in=kept)]
 
 
 def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> QuerySet[Memory]:

@@ -75,6 +75,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                     page=int(request.GET.get("page") or 1),
                     per_page=PAGE_SIZE,
                     status=status,
+                    order=data.get("sort") or "newest",
                 )
                 results = browse.results
         except MMWError as exc:

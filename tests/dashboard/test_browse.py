@@ -142,3 +142,20 @@ def test_the_record_page_shows_importance_expiry_and_names_related_records_with_
     assert 'data-testid="expires">never<' in other
     assert "This record is refined by</span>" in other
     assert "deploys run from release/* at 10:00 UTC</a>" in other
+
+
+def test_the_list_sorts_by_age_importance_or_confidence(tenancy: Tenancy) -> None:
+    first = remember(tenancy.alice, "oldest, plain", confidence=0.2)
+    pinned = remember(tenancy.alice, "pinned fact", tags=["kind:pinned"], confidence=0.5)
+    last = remember(tenancy.alice, "newest, sure", confidence=0.99)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    alice = client_for(tenancy.alice.user)
+
+    def order(sort: str) -> list[str]:
+        return [r["id"] for r in alice.get(url, {"sort": sort} if sort else {}).context["results"]]
+
+    assert order("") == [last, pinned, first]
+    assert order("oldest") == [first, pinned, last]
+    assert order("importance")[0] == pinned
+    assert order("confidence") == [last, pinned, first]
+    assert alice.get(url, {"sort": "random"}).status_code == 400
