@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -162,6 +163,41 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     if back.startswith(f"/p/{project.pk}/"):
         return redirect(back)
     return redirect("dashboard:memories", project_id=project.pk)
+
+
+BULK_MAX = 100  # records one "Forget selected" may name (the browser shows 20 per page)
+
+
+@login_required
+@require_POST
+def memory_forget_selected(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Forget the records ticked in the browser, after a review page that lists them (first
+    words, only records the person can read). Each goes through ``memory_forget`` (the same
+    rules and one audit row per record), all in one transaction."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    ids = list(dict.fromkeys(request.POST.getlist("ids")))[:BULK_MAX]
+    previews = memory_previews(principal=principal, ids=ids)
+    chosen = [i for i in ids if i in previews]
+    back = request.POST.get("next", "")
+    back = back if back.startswith(f"/p/{project.pk}/") else reverse("dashboard:memories", args=[project.pk])
+    if not chosen:
+        messages.info(request, "Tick the records to forget first.")
+        return redirect(back)
+    if request.POST.get("confirm") != "yes":
+        return page(
+            request, "dashboard/forget_selected.html", **_ctx(principal), chosen=chosen, previews=previews, back=back
+        )
+    try:
+        with transaction.atomic():
+            forgotten = sum(
+                bool(memory_forget(principal=principal, payload={"memory_id": i, "workspace": "*"}).get("forgotten"))
+                for i in chosen
+            )
+    except MMWError as exc:
+        flash_error(request, exc, refused="Nothing forgotten")
+        return redirect(back)
+    messages.success(request, f"Forgot {forgotten} record(s): they left search; the deletions are kept for audit.")
+    return redirect(back)
 
 
 @login_required

@@ -448,3 +448,28 @@ def test_departments_create_and_add_member(tenancy: Tenancy) -> None:
     assert dept.members.filter(pk=bob_membership.pk).exists()
     assert client_for(tenancy.bob.user).post(url, {"action": "create", "name": "Bobs"}).status_code == 403
     assert b"Platform" in client_for(tenancy.bob.user).get(url).content
+
+
+def test_forget_selected_reviews_then_forgets_each_with_an_audit_row(tenancy: Tenancy, dana: Any) -> None:
+    kept = remember(tenancy.alice, "keep me")
+    chosen = [remember(tenancy.alice, f"obsolete note {i}") for i in range(3)]
+    charlies = remember(tenancy.charlie, "not alice's to forget")
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:forget-selected", args=[tenancy.alice.project.pk])
+    review = alice.post(url, {"ids": [*chosen, charlies]})
+    assert review.status_code == 200
+    text = review.content.decode()
+    assert "Forget 3 records?" in text
+    assert "obsolete note 1" in text
+    assert "not alice" not in text
+    assert Memory.objects.filter(pk__in=chosen, forgotten_at__isnull=True).count() == 3  # nothing yet
+    done = alice.post(url, {"ids": [*chosen, charlies], "confirm": "yes"}, follow=True)
+    assert "Forgot 3 record(s)" in done.content.decode()
+    assert Memory.objects.filter(pk__in=chosen, forgotten_at__isnull=False).count() == 3
+    assert Memory.objects.get(pk=kept).forgotten_at is None
+    assert Memory.objects.get(pk=charlies).forgotten_at is None
+    audited = AuditEvent.objects.filter(action="memory.forgotten", target_id__in=chosen).count()
+    assert audited == 3
+    auditor = client_for(dana).post(url, {"ids": [kept], "confirm": "yes"}, follow=True)
+    assert b"membership may not write in this organization" in auditor.content
+    assert Memory.objects.get(pk=kept).forgotten_at is None
