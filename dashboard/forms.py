@@ -62,7 +62,7 @@ class SearchForm(forms.Form):
     latest_only = forms.BooleanField(required=False, label="Latest versions only")
     status = forms.ChoiceField(
         required=False,
-        choices=[("", "any status"), ("conflict", "conflict: versions disagree"), ("stale", "stale: source changed")],
+        choices=[("", "any"), ("conflict", "conflict"), ("stale", "stale")],
         label="Status",
     )
     sort = forms.ChoiceField(

@@ -11,8 +11,11 @@ from playwright.sync_api import Browser, BrowserContext, ViewportSize, expect
 
 from accounts import services
 from accounts.models import Account, User
+from dashboard.principals import principal_for_user
+from memories.services import memory_remember
 from orgs.models import Membership
 from tests import live
+from tests.e2e.conftest import shot
 from tests.factories import on_plan
 
 pytestmark = pytest.mark.slow
@@ -64,6 +67,7 @@ def test_at_390px_the_header_hides_the_email_and_the_account_switcher_is_not_cut
     fit = switcher.evaluate(_SELECT_FITS)
     assert fit["needed"] <= fit["room"], fit
     assert fit["right"] <= fit["viewport"], fit
+    shot(page, "projects-phone")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     desktop = signed_in(browser, live_server.url, dana)
     wide = desktop.new_page()
@@ -91,6 +95,7 @@ def test_error_pages_are_branded_with_a_way_home_and_every_page_has_a_favicon(
     assert answer.status == 404
     expect(page.get_by_role("heading", name="This page does not exist")).to_be_visible()
     expect(page.locator("header.top .brand")).to_be_visible()
+    shot(page, "error-404")
     page.get_by_role("link", name="Your projects").click()
     expect(page).to_have_url(re.compile(r"/a/[^/]+/$"))
     context.close()
@@ -109,4 +114,31 @@ def test_billing_with_payments_off_explains_and_lists_plans_with_prices(
     expect(page.get_by_test_id("plan-free")).to_contain_text("1,000 records per project")
     expect(page.get_by_test_id("plan-free")).to_contain_text("current")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "billing-off-phone")
+    context.close()
+
+
+def test_the_memory_browser_triages_on_a_phone(browser: Browser, live_server: live.LiveServer) -> None:
+    """Status filter, sort and bulk selection fit at 390 px; the record page names its relations."""
+    owner, _ = services.user_get_or_create(email="tess@example.com")
+    account = owner.memberships.get().account
+    project, _ = services.project_get_or_create(account=account, name="ops", actor=owner)
+    principal = principal_for_user(owner, project)
+    assert principal is not None
+    for text in ("the office opens at 8", "the office opens at 9"):
+        memory_remember(principal=principal, payload={"content": text, "fact_key": "office-hours"})
+    memory_remember(principal=principal, payload={"content": "a plain note"})
+    context = signed_in(browser, live_server.url, owner, PHONE)
+    page = context.new_page()
+    page.goto(f"/p/{project.pk}/")
+    page.select_option("select[name=status]", "conflict")
+    page.get_by_role("button", name="Search").click()
+    expect(page.get_by_test_id("results").locator("tbody tr")).to_have_count(2)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "memories-conflicts-phone")
+    page.get_by_label("Select this record").first.check()
+    page.get_by_role("button", name="Forget selected…").click()
+    expect(page.get_by_role("heading", name="Forget 1 record?")).to_be_visible()
+    page.get_by_role("link", name="Cancel").click()
+    expect(page.get_by_test_id("results")).to_be_visible()
     context.close()
