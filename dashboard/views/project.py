@@ -19,7 +19,7 @@ from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
 from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
-from dashboard.mcp_configs import configs_for, mcp_url
+from dashboard.mcp_configs import configs_for, curl_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
 from memories.presenters import Record
@@ -304,7 +304,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 "dashboard/key_created.html",
                 **_ctx(principal),
                 issued=issued,
-                configs=configs_for(issued.raw),
+                configs=[*configs_for(issued.raw), curl_for(issued.raw, list(issued.api_key.scopes))],
                 mcp_url=mcp_url(),
             )
             response["Cache-Control"] = "no-store"
