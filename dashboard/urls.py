@@ -41,5 +41,6 @@ urlpatterns = [
     ),
     path("p/<uuid:project_id>/keys/", project.keys, name="keys"),
     path("p/<uuid:project_id>/keys/<int:key_id>/revoke", project.key_revoke, name="key-revoke"),
+    path("p/<uuid:project_id>/keys/<int:key_id>/first-call", project.key_first_call, name="key-first-call"),
     path("p/<uuid:project_id>/settings/", project.settings_view, name="settings"),
 ]

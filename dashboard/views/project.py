@@ -320,6 +320,18 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def key_first_call(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
+    """The new-key page's "waiting for the first call… ✓" line (htmx polls it until the key's
+    ``last_used_at`` is set; the answer without a trigger ends the polling)."""
+    _project, principal = selectors.project_for(user_of(request), project_id)
+    api_key = api_keys_for(principal=principal).filter(pk=key_id).first()
+    if api_key is None:
+        raise Http404("key not found")
+    return page(request, "dashboard/_key_first_call.html", **_ctx(principal), key=api_key)
+
+
+@login_required
 @require_POST
 def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)

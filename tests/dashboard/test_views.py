@@ -473,3 +473,23 @@ def test_forget_selected_reviews_then_forgets_each_with_an_audit_row(tenancy: Te
     auditor = client_for(dana).post(url, {"ids": [kept], "confirm": "yes"}, follow=True)
     assert b"membership may not write in this organization" in auditor.content
     assert Memory.objects.get(pk=kept).forgotten_at is None
+
+
+def test_the_new_key_page_waits_for_the_first_call_then_confirms_it(tenancy: Tenancy, dana: Any) -> None:
+    alice = client_for(tenancy.alice.user)
+    created = alice.post(
+        reverse("dashboard:keys", args=[tenancy.alice.project.pk]), {"name": "ci", "scopes": ["memory:read"]}
+    )
+    raw = re.search(r'data-testid="raw-key">(mmw_[^<]+)<', created.content.decode())
+    assert raw is not None
+    key = ApiKey.objects.get(name="ci")
+    url = reverse("dashboard:key-first-call", args=[tenancy.alice.project.pk, key.pk])
+    assert f'hx-get="{url}"' in created.content.decode()
+    waiting = alice.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Waiting for the first call" in waiting
+    assert 'hx-trigger="every 3s"' in waiting
+    assert resolve_key(raw.group(1)) is not None  # what every REST or MCP call does first
+    done = alice.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "First call received" in done
+    assert "hx-trigger" not in done  # polling stops
+    assert client_for(dana).get(url).status_code == 404  # another person's key

@@ -142,3 +142,20 @@ def test_the_memory_browser_triages_on_a_phone(browser: Browser, live_server: li
     page.get_by_role("link", name="Cancel").click()
     expect(page.get_by_test_id("results")).to_be_visible()
     context.close()
+
+
+def test_a_new_key_page_confirms_the_first_call_by_itself(browser: Browser, live_server: live.LiveServer) -> None:
+    owner, _ = services.user_get_or_create(email="kim@example.com")
+    account = owner.memberships.get().account
+    project, _ = services.project_get_or_create(account=account, name="first", actor=owner)
+    context = signed_in(browser, live_server.url, owner)
+    page = context.new_page()
+    page.goto(f"/p/{project.pk}/keys/")
+    page.fill("input[name=name]", "laptop")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_test_id("first-call")).to_contain_text("Waiting for the first call")
+    raw = page.get_by_test_id("raw-key").inner_text()
+    answer = live.rest(live_server, raw, "POST", "/api/v1/memories/search", {"query": "anything"})
+    assert answer.status_code == 200
+    expect(page.get_by_test_id("first-call")).to_contain_text("First call received", timeout=10_000)
+    context.close()
