@@ -493,3 +493,12 @@ def test_the_new_key_page_waits_for_the_first_call_then_confirms_it(tenancy: Ten
     assert "First call received" in done
     assert "hx-trigger" not in done  # polling stops
     assert client_for(dana).get(url).status_code == 404  # another person's key
+
+
+def test_the_header_leads_to_the_persons_email_and_password_settings(tenancy: Tenancy) -> None:
+    alice = client_for(tenancy.alice.user)
+    home = alice.get(reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id])).content.decode()
+    assert f'href="{reverse("account_email")}"' in home
+    settings_page = alice.get(reverse("account_email"))
+    assert settings_page.status_code == 200
+    assert reverse("account_change_password") in settings_page.content.decode()
