@@ -502,3 +502,34 @@ def test_the_header_leads_to_the_persons_email_and_password_settings(tenancy: Te
     settings_page = alice.get(reverse("account_email"))
     assert settings_page.status_code == 200
     assert reverse("account_change_password") in settings_page.content.decode()
+
+
+def test_the_invitation_page_names_organisation_role_and_inviter_and_a_replaced_link_offers_nothing(
+    tenancy: Tenancy, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Gap 5: the page never named the organisation, role or inviter, and a replaced invitation's
+    old link still showed "Accept"."""
+    from urllib.parse import unquote
+
+    from accounts import services
+
+    tenant = on_plan(tenancy.alice.account).tenant_id
+    alice = client_for(tenancy.alice.user)
+    links = []
+    for role in ("member", "auditor"):
+        with django_capture_on_commit_callbacks(execute=True):
+            alice.post(reverse("dashboard:members", args=[tenant]), {"email": "eve@example.com", "role": role})
+        found = re.search(r"token=(\S+)", str(mail.outbox[-1].body))
+        assert found is not None
+        links.append(unquote(found.group(1)))
+    eve, _ = services.user_get_or_create(email="eve@example.com")
+    eve_client = client_for(eve)
+    url = reverse("dashboard:invitation-accept")
+    old = eve_client.get(url, {"token": links[0]})
+    assert old.status_code == 400
+    assert "Invitation was revoked or replaced by a newer one." in old.content.decode()
+    assert "Accept invitation" not in old.content.decode()
+    current = eve_client.get(url, {"token": links[1]}).content.decode()
+    assert "alice@example.com invited you to <strong>Alice &amp; Co</strong> as <strong>Auditor</strong>" in current
+    assert "Accept invitation" in current
+    assert not Membership.objects.filter(user=eve, account=tenancy.alice.account).exists()  # looking accepts nothing
