@@ -74,3 +74,25 @@ def relation_words(relation: object) -> str:
 def preview(previews: object, memory_id: object) -> str:
     """``previews[memory_id]`` (``memories.selectors.memory_previews``), or "" when unreadable."""
     return str(previews.get(str(memory_id), "")) if isinstance(previews, dict) else ""
+
+
+@register.filter
+def audit_target(event: object) -> str:
+    """An audit row's target in words, from what the row recorded (``data``): the person's e-mail,
+    the key's prefix, the name, or how many records — the bare ``type id`` only as a last resort."""
+    kind = str(getattr(event, "target_type", "") or "")
+    data = getattr(event, "data", None)
+    data = data if isinstance(data, dict) else {}
+    label = kind.replace("_", " ")
+    for field in ("user", "to", "email"):
+        if isinstance(data.get(field), str) and data[field]:
+            return f"{label} · {data[field]}"
+    if isinstance(data.get("prefix"), str):
+        return f"{label} · mmw_{data['prefix']}…"
+    if isinstance(data.get("ids"), list):
+        count = len(data["ids"])
+        return f"{count} record{'s' if count != 1 else ''}"
+    if isinstance(data.get("name"), str) and data["name"]:
+        return f"{label} · {data['name']}"
+    target_id = str(getattr(event, "target_id", "") or "")
+    return f"{label} {target_id[:14]}".strip()

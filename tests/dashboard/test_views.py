@@ -533,3 +533,18 @@ def test_the_invitation_page_names_organisation_role_and_inviter_and_a_replaced_
     assert "alice@example.com invited you to <strong>Alice &amp; Co</strong> as <strong>Auditor</strong>" in current
     assert "Accept invitation" in current
     assert not Membership.objects.filter(user=eve, account=tenancy.alice.account).exists()  # looking accepts nothing
+
+
+def test_the_audit_log_names_people_and_keys_not_bare_ids(tenancy: Tenancy) -> None:
+    """Gap 5: the audit log showed "membership 6"."""
+    from orgs import services as org_services
+
+    tenant = on_plan(tenancy.alice.account).tenant_id
+    bob = Membership.objects.get(account=tenancy.alice.account, user=tenancy.bob.user)
+    org_services.membership_role_change(membership=bob, actor=tenancy.alice.user, role=Membership.Role.ADMIN)
+    key = ApiKey.objects.get(user=tenancy.bob.user)
+    client_for(tenancy.alice.user).post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk]))
+    text = client_for(tenancy.alice.user).get(reverse("dashboard:audit", args=[tenant])).content.decode()
+    assert "membership · bob@example.com" in text
+    assert f"api key · mmw_{key.prefix}…" in text
+    assert f"membership {bob.pk}<" not in text
