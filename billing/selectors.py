@@ -171,6 +171,7 @@ def banner_for(account: Account) -> Banner | None:
     if notice is not None:
         level = "warning" if state.state == State.GRACE else "danger"
         label = "Choose a plan" if state.state == State.NONE else "Update payment"
+        label = label if stripe_api.configured() else "See billing"  # nothing to pay on this server
         headline = notices.for_people(
             state=state.state, grace_ends_at=state.grace_ends_at, by_staff=state.suspended_by_staff
         )
@@ -183,7 +184,7 @@ def banner_for(account: Account) -> Banner | None:
             "danger" if (worst.percent or 0) >= 100 else "warning",
             f"project {worst.project.name} uses {worst.records} of its {worst.limit} records",
             url,
-            "Upgrade",
+            "Upgrade" if stripe_api.configured() else "See plans",
         )
     return None
 
