@@ -11,6 +11,7 @@ import re
 import secrets
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Literal
 
 from django.utils import timezone
 
@@ -37,9 +38,18 @@ class OAuthUse:
     resource: str
 
 
+# Who is reading or writing: a program through an API key or OAuth token (REST, MCP), or a person
+# browsing the dashboard. Only API calls are metered (rate limits, monthly calls): billing asks
+# ``Principal.via`` instead of the dashboard skipping rules (docs/billing.md, Limits).
+Via = Literal["api", "dashboard"]
+VIA_API: Via = "api"
+VIA_DASHBOARD: Via = "dashboard"
+
+
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the user, their account and membership, the key (or OAuth grant) and its project."""
+    """Who is calling: the user, their account and membership, the key (or OAuth grant) and its
+    project, and ``via`` which surface (an API client, or a person in the dashboard)."""
 
     user: User
     account: Account
@@ -49,6 +59,12 @@ class Principal:
     scopes: frozenset[str] = field(default_factory=frozenset)
     department_ids: frozenset[int] = field(default_factory=frozenset)
     oauth: OAuthUse | None = None
+    via: Via = VIA_API
+
+    @property
+    def is_api_call(self) -> bool:
+        """True for a program calling REST or MCP (metered), False for a person in the dashboard."""
+        return self.via == VIA_API
 
     @property
     def device_label(self) -> str:
@@ -119,6 +135,7 @@ def principal_for(
     project: Project,
     api_key: ApiKey | None = None,
     scopes: frozenset[str] = frozenset({SCOPE_READ}),
+    via: Via = VIA_API,
 ) -> Principal | None:
     """The principal of ``user`` working in ``project``, or ``None`` when the user may not use it
     now: an inactive user, a deleted project, no active membership in the project's account, or no
@@ -138,6 +155,7 @@ def principal_for(
         api_key=api_key,
         scopes=scopes,
         department_ids=department_ids_of(membership=membership),
+        via=via,
     )
 
 

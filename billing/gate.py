@@ -5,7 +5,8 @@
   advisory lock on the project, so two racing writes cannot both take the last slot (called
   inside the write's transaction, as ``memory_remember`` does).
 - ``turn_room``: the plan's session-turns-per-project limit, under a lock like ``check_quota``.
-- ``check_rate``: one call counted per key and per project in fixed one-minute windows
+- ``check_rate``: one API call (REST, MCP; not a person in the dashboard) counted per key and per
+  project in fixed one-minute windows
   (``billing.counters``: Redis ``INCR`` or a PostgreSQL upsert), refused past the plan's limits
   with ``Retry-After`` = the seconds left in the window; allowed calls also feed monthly usage.
 - ``ensure_may_write`` / ``notice``: the ``[MMW Notice]: …`` of an account in a grace period,
@@ -83,8 +84,12 @@ class CallAdmission:
         return selectors.live_records(self.principal.project)
 
     def check_rate(self) -> None:
-        """Count one call; raise ``RateLimited`` (per key, then per project) past the plan's limits."""
+        """Count one API call; raise ``RateLimited`` (per key, then per project) past the plan's
+        limits. A person in the dashboard (``Principal.via``) makes no API call: neither counted
+        nor limited, so browsing never uses up an agent's minute or the month's calls."""
         principal = self.principal
+        if not principal.is_api_call:
+            return
         per_key, per_project = selectors.rate_limits(principal.account, self.state)
         now = counters.now()
         window = int(now // WINDOW_SECONDS)

@@ -48,3 +48,25 @@ def no_subscription(*, billing_url: str) -> str:
         READS_STILL_WORK,
         f"choose a plan at {billing_url} to write again",
     )
+
+
+# --- the same states in people's words (the dashboard banner): no agent syntax, no raw URL; the
+# page adds the button to the billing page.
+
+PEOPLE_READS_STILL_WORK = "Reading and search still work; remembering and forgetting do not."
+
+
+def for_people(*, state: str, grace_ends_at: datetime | None, by_staff: bool) -> str:
+    """One or two sentences for the dashboard's banner about an account that may not write."""
+    if state == "grace" and grace_ends_at is not None:
+        happened = (
+            f"The last payment failed: this account is read-only until {grace_ends_at:%Y-%m-%d %H:%M} UTC, "
+            "then it will be suspended."
+        )
+    elif state == "suspended" and by_staff:
+        happened = "MMW support suspended this account: it is read-only."
+    elif state == "suspended":
+        happened = "This account is suspended (its grace period ended unpaid): it is read-only."
+    else:
+        happened = "This account has no active subscription: it is read-only."
+    return f"{happened} {PEOPLE_READS_STILL_WORK}"

@@ -53,6 +53,11 @@ def billing_state(account: Account, *, now: dt.datetime | None = None) -> Billin
     return BillingState(sub.plan, state, sub.grace_ends_at, sub.suspended_by_staff)
 
 
+def has_payment_customer(account: Account) -> bool:
+    """Whether Stripe knows this account (a Checkout was started), so its customer portal opens."""
+    return Subscription.objects.filter(account_id=account.pk).exclude(stripe_customer_id="").exists()
+
+
 def billing_url(account: Account) -> str:
     """Where people manage this account's billing (named in every notice and e-mail)."""
     return f"{settings.MMW_BILLING_URL.rstrip('/')}/{account.tenant_id}/"
@@ -148,9 +153,14 @@ class Banner:
     """What the dashboard shows at the top of every page of this account."""
 
     level: str  # "danger" | "warning"
-    text: str
+    text: str  # the notice agents get (without its "[MMW Notice]: " prefix), or the usage warning
     action_url: str
     action_label: str
+    headline: str = ""  # the same in people's words, what the dashboard shows
+
+    @property
+    def for_people(self) -> str:
+        return self.headline or self.text[:1].upper() + self.text[1:] + "."
 
 
 def banner_for(account: Account) -> Banner | None:
@@ -161,7 +171,11 @@ def banner_for(account: Account) -> Banner | None:
     if notice is not None:
         level = "warning" if state.state == State.GRACE else "danger"
         label = "Choose a plan" if state.state == State.NONE else "Update payment"
-        return Banner(level, notice.removeprefix(notices.PREFIX), url, label)
+        label = label if stripe_api.configured() else "See billing"  # nothing to pay on this server
+        headline = notices.for_people(
+            state=state.state, grace_ends_at=state.grace_ends_at, by_staff=state.suspended_by_staff
+        )
+        return Banner(level, notice.removeprefix(notices.PREFIX), url, label, headline)
     usage = usage_for(account)
     full = [p for p in usage.projects if p.percent is not None and p.percent >= WARN_AT_PERCENT]
     if full:
@@ -170,7 +184,7 @@ def banner_for(account: Account) -> Banner | None:
             "danger" if (worst.percent or 0) >= 100 else "warning",
             f"project {worst.project.name} uses {worst.records} of its {worst.limit} records",
             url,
-            "Upgrade",
+            "Upgrade" if stripe_api.configured() else "See plans",
         )
     return None
 

@@ -338,11 +338,12 @@ def billing_checkout_start(*, account: Account, plan: Plan, actor: User, success
 def billing_portal_start(*, account: Account, actor: User, return_url: str) -> str:
     """Open Stripe's customer portal (card, invoices, cancellation); return its URL."""
     _require_billing_manager(account, actor)
+    client = stripe_api.client()  # billing off: BillingNotConfigured before anything else
     sub = subscription_open(account=account)
     if not sub.stripe_customer_id:
         raise InvalidInput("this account has no billing details yet: choose a plan first")
     session = stripe_api.call(
-        stripe_api.client().v1.billing_portal.sessions.create,
+        client.v1.billing_portal.sessions.create,
         params={"customer": sub.stripe_customer_id, "return_url": return_url},
     )
     return str(session["url"])

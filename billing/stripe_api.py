@@ -30,6 +30,12 @@ class PaymentProviderError(MMWError):
     http_status = 502
 
 
+def configured() -> bool:
+    """Whether this server takes payments (``STRIPE_SECRET_KEY`` is set); without it plans are
+    assigned by the operator in the admin and the billing page says so."""
+    return bool(settings.STRIPE_SECRET_KEY)
+
+
 def client() -> stripe.StripeClient:
     """A client for ``STRIPE_SECRET_KEY`` (at ``STRIPE_API_BASE`` when set, e.g. localstripe)."""
     if not settings.STRIPE_SECRET_KEY:
@@ -52,6 +58,10 @@ def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any
         raise PaymentProviderError("the payment provider did not answer as expected; try again later") from exc
     answer: dict[str, Any] = result.to_dict()
     return answer
+
+
+def retrieve_price(price_id: str) -> dict[str, Any]:
+    return call(client().v1.prices.retrieve, price_id)
 
 
 def retrieve_subscription(subscription_id: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.models import Account, User
-from billing import selectors, services, webhooks
+from billing import selectors, services, stripe_api, webhooks
 from billing.models import Plan
 from mmw.errors import MMWError, NotFound
 from orgs.selectors import active_membership
@@ -48,7 +48,9 @@ def _managed_account(request: HttpRequest, tenant_id: str) -> tuple[Account, Use
 
 def _back_to_billing(request: HttpRequest, tenant_id: str, exc: MMWError | None = None) -> HttpResponse:
     """To the dashboard's billing page (the one billing page), with the error shown there."""
-    if exc is not None:
+    if isinstance(exc, stripe_api.BillingNotConfigured):  # written for operators; people get the why
+        messages.info(request, "Online payments are not configured on this server: plans are assigned by its operator.")
+    elif exc is not None:
         messages.error(request, exc.message)
     return redirect("dashboard:billing", tenant_id=tenant_id)
 

@@ -19,16 +19,28 @@ class OrganizationForm(forms.Form):
     name = forms.CharField(max_length=200, label="Organisation name")
 
 
+SCOPE_CHOICES = [(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")]
+
+
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="What this key is for.")
     device_label = forms.CharField(
         max_length=200, required=False, help_text="Shown on every record written with this key, e.g. 'work laptop'."
     )
     scopes = forms.MultipleChoiceField(
-        choices=[(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")],
+        choices=SCOPE_CHOICES,
         initial=list(ALL_SCOPES),
         widget=forms.CheckboxSelectMultiple,
     )
+
+    def __init__(self, *args: Any, scopes: tuple[str, ...] = tuple(ALL_SCOPES), **kwargs: Any) -> None:
+        """``scopes``: what the person's role allows (``Membership.key_scopes``); only those are
+        offered, and a posted scope outside them is refused as an invalid choice."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["scopes"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(value, label) for value, label in SCOPE_CHOICES if value in scopes]
+        field.initial = list(scopes)
 
 
 class SearchForm(forms.Form):
@@ -48,6 +60,22 @@ class SearchForm(forms.Form):
     min_confidence = forms.FloatField(required=False, min_value=0, max_value=1)
     min_importance = forms.FloatField(required=False, min_value=0, max_value=1)
     latest_only = forms.BooleanField(required=False, label="Latest versions only")
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", "any"), ("conflict", "conflict"), ("stale", "stale")],
+        label="Status",
+    )
+    sort = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "newest first"),
+            ("oldest", "oldest first"),
+            ("importance", "most important"),
+            ("confidence", "most confident"),
+        ],
+        label="Sort",
+        help_text="a search is ordered by relevance",
+    )
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data

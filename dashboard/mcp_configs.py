@@ -1,4 +1,4 @@
-"""Ready-to-paste MCP client configurations for a freshly issued key."""
+"""Ready-to-paste MCP client configurations for a freshly issued key, and a curl call that checks it."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 
 from django.conf import settings
+
+from accounts.models import SCOPE_WRITE
 
 
 @dataclass(frozen=True)
@@ -35,3 +37,20 @@ def configs_for(raw_key: str, *, name: str = "mmw") -> list[ClientConfig]:
         ClientConfig("Codex", "~/.codex/config.toml", codex),
         ClientConfig("Any MCP client (JSON)", "the client's MCP servers file", json.dumps(generic, indent=2)),
     ]
+
+
+def curl_for(raw_key: str, scopes: list[str]) -> ClientConfig:
+    """One REST call that proves the key works: a write key remembers a first record (then visible
+    under Memories), a read-only key searches."""
+    base = f"{settings.PUBLIC_URL}/api/v1/memories"
+    if SCOPE_WRITE in scopes:
+        url, body = base, {"content": "MMW is connected: this key can remember", "source": "curl"}
+    else:
+        url, body = f"{base}/search", {"query": "MMW"}
+    text = (
+        f"curl -sS -X POST {url} \\\n"
+        f'  -H "Authorization: Bearer {raw_key}" \\\n'
+        '  -H "Content-Type: application/json" \\\n'
+        f"  -d '{json.dumps(body)}'"
+    )
+    return ClientConfig("REST (curl)", "any terminal: checks the key now", text)

@@ -30,6 +30,7 @@ urlpatterns = [
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/forget", project.memory_forget_view, name="memory-forget"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/keep", project.memory_keep_view, name="memory-keep"),
     path("p/<uuid:project_id>/forget-source/", project.forget_source, name="forget-source"),
+    path("p/<uuid:project_id>/forget-selected", project.memory_forget_selected, name="forget-selected"),
     path("p/<uuid:project_id>/sessions/", sessions.sessions, name="sessions"),
     path("p/<uuid:project_id>/sessions/<uuid:session_pk>/", sessions.session_detail, name="session"),
     path("p/<uuid:project_id>/sessions/<uuid:session_pk>/share", sessions.session_share_view, name="session-share"),
@@ -40,5 +41,6 @@ urlpatterns = [
     ),
     path("p/<uuid:project_id>/keys/", project.keys, name="keys"),
     path("p/<uuid:project_id>/keys/<int:key_id>/revoke", project.key_revoke, name="key-revoke"),
+    path("p/<uuid:project_id>/keys/<int:key_id>/first-call", project.key_first_call, name="key-first-call"),
     path("p/<uuid:project_id>/settings/", project.settings_view, name="settings"),
 ]

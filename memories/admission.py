@@ -24,7 +24,8 @@ class Admission(Protocol):
     SPEC's text (``RateLimited``, ``Forbidden``, ``BillingNotice``) or returns."""
 
     def check_rate(self) -> None:
-        """Count this call against the per-minute limits (every read and write)."""
+        """Count this call against the per-minute limits (every read and write of an API client;
+        the gatekeeper decides from ``Principal.via`` whether the caller is one)."""
 
     def check_quota(self, pending: int = 0) -> None:
         """Refuse a new record past the plan's records-per-project limit (inside the write's

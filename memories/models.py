@@ -153,6 +153,7 @@ class Memory(models.Model):
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
+        verbose_name_plural = "memories"
         constraints = [
             models.CheckConstraint(condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"),
             models.CheckConstraint(condition=~Q(content=""), name="memory_content_not_empty"),

@@ -28,7 +28,8 @@ def _envelope(principal: Principal, workspace: str, admitted: admission.Admissio
 
 
 def begin_read(principal: Principal) -> admission.Admission:
-    """Every read: the call counts toward rate limits and the key must carry ``memory:read``.
+    """Every read: an API call counts toward rate limits (a person in the dashboard does not:
+    ``Principal.via``) and the key must carry ``memory:read``.
     Returns the call's admission, for ``envelope``."""
     admitted = admission.admit(principal)
     admitted.check_rate()
@@ -126,16 +127,54 @@ class MemoryPage:
     results: list[presenters.Record]
 
 
-def memory_list(*, principal: Principal, payload: Mapping[str, Any] | None, page: int, per_page: int) -> MemoryPage:
+# A status filter computes statuses (they are never stored) over at most this many of the newest
+# records that can have one; older ones are not listed under the filter.
+STATUS_SCAN = 2_000
+LISTABLE_STATUSES = (statuses.CONFLICT, statuses.STALE)
+# How a listing may be ordered (the browser's "Sort"); ties fall back to newest first, then id.
+LIST_ORDERS: dict[str, tuple[str, ...]] = {
+    "newest": ("-created_at", "id"),
+    "oldest": ("created_at", "id"),
+    "importance": ("-importance", "-created_at", "id"),
+    "confidence": ("-confidence", "-created_at", "id"),
+}
+
+
+def memory_list(
+    *,
+    principal: Principal,
+    payload: Mapping[str, Any] | None,
+    page: int,
+    per_page: int,
+    status: str | None = None,
+    order: str = "newest",
+) -> MemoryPage:
     """One page of the newest live records the caller can read (a listing, not a search), each in
     search's shape. ``payload`` holds search's workspace and filters (``inputs.LIST``), parsed and
-    bounded as every surface's input is; drawn from ``memory_queryset`` like search."""
+    bounded as every surface's input is; drawn from ``memory_queryset`` like search. ``status``
+    (``conflict`` or ``stale``, the triage view) keeps only records with that status now, found
+    among the newest ``STATUS_SCAN`` records that can have one. ``order``: a key of ``LIST_ORDERS``."""
+    if status is not None and status not in LISTABLE_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(LISTABLE_STATUSES)}")
+    if order not in LIST_ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}")
     begin_read(principal)
     v = inputs.parse(inputs.LIST, payload)
     qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
-    ordered = qs.order_by("-created_at", "id") if qs is not None else Memory.objects.none()
-    current = Paginator(ordered, per_page).get_page(page)
+    ordered = qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
+    rows: QuerySet[Memory] | list[Memory] = ordered if status is None else _with_status(principal, ordered, status)
+    current = Paginator(rows, per_page).get_page(page)
     return MemoryPage(current, present(principal, list(current.object_list)))
+
+
+def _with_status(principal: Principal, ordered: QuerySet[Memory], status: str) -> list[Memory]:
+    """The records of ``ordered`` whose computed status is ``status``: only records with a
+    fact_key (conflict), a source hash (stale) or sources (a summary inherits) can have one."""
+    newest = ordered.filter(Q(fact_key__isnull=False) | Q(source_hash__isnull=False) | ~Q(derived_from=[]))
+    candidates = list(newest.order_by("-created_at", "id")[:STATUS_SCAN])
+    infos = statuses.compute(principal, candidates)
+    kept = {r.id for r in candidates if infos[r.id].status == status}
+    return [r for r in ordered.filter(id__in=kept)]
 
 
 def _filtered(principal: Principal, qs: QuerySet[Memory], f: MemoryFilters) -> QuerySet[Memory]:
@@ -207,6 +246,21 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
     for rows in out.values():
         rows.sort(key=lambda e: -e["score"])
     return out
+
+
+def memory_previews(*, principal: Principal, ids: list[str], chars: int = 90) -> dict[str, str]:
+    """The first ``chars`` characters of each record among ``ids`` the caller can read (live),
+    to name related records in a page; ids the caller cannot read are absent."""
+    wanted = []
+    for raw in ids[:MAX_LIMIT]:
+        try:
+            wanted.append(uuid.UUID(str(raw)))
+        except ValueError:
+            continue
+    rows = Memory.objects.visible_to(principal).live().filter(id__in=wanted).values_list("id", "content")
+    return {
+        str(rid): content if len(content) <= chars else content[: chars - 1].rstrip() + "…" for rid, content in rows
+    }
 
 
 # --- one record, history, validation, recall, workspaces ----------------------------------

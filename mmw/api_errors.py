@@ -23,6 +23,9 @@ from mmw.errors import MMWError, RateLimited
 
 logger = logging.getLogger(__name__)
 
+# The pages people get outside /api/ (dashboard/templates/errors/): the site's header and links home.
+PAGE_403, PAGE_404, PAGE_500 = "errors/403.html", "errors/404.html", "errors/500.html"
+
 
 def error_response(code: str, message: str, http_status: int, headers: dict[str, str] | None = None) -> Response:
     return Response({"error": {"code": code, "message": message}}, status=http_status, headers=headers)
@@ -88,13 +91,14 @@ def request_id_of(request: HttpRequest | None) -> str:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: JSON (500, or 503 for an unavailable database) on /api/, Django's page elsewhere.
+    """``handler500``: JSON (500, or 503 for an unavailable database) on /api/, the branded page
+    elsewhere (rendered without the request: no database read can fail it again).
 
     Reached for exceptions outside DRF's views (middleware, URL resolution).
     """
     exc = sys.exc_info()[1]
     if not request.path.startswith("/api/") or exc is None:
-        return defaults.server_error(request)
+        return defaults.server_error(request, template_name=PAGE_500)
     code, message, http_status, headers = _classify(exc, request)
     response = JsonResponse({"error": {"code": code, "message": message}}, status=http_status, headers=headers)
     response._has_been_logged = True  # type: ignore[attr-defined]
@@ -103,8 +107,17 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """``handler404``: JSON ``not_found`` naming the route on /api/ (an agent that mistypes a path
-    reads why), Django's page elsewhere."""
+    reads why), the branded page with the site's navigation elsewhere."""
     if not request.path.startswith("/api/"):
-        return defaults.page_not_found(request, exception)
+        return defaults.page_not_found(request, exception, template_name=PAGE_404)
     message = f"no such route: {request.method} {request.path[:200]}"
     return JsonResponse({"error": {"code": "not_found", "message": message}}, status=404)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler403``: JSON ``forbidden`` on /api/ (DRF answers its own views' refusals), the
+    branded page naming the reason elsewhere."""
+    if request.path.startswith("/api/"):
+        message = str(exception) or "forbidden"
+        return JsonResponse({"error": {"code": "forbidden", "message": message}}, status=403)
+    return defaults.permission_denied(request, exception, template_name=PAGE_403)

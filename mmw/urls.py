@@ -1,12 +1,19 @@
 """URL map. REST under /api/v1/, the admin under /admin/, health at /healthz."""
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from mmw.views import healthz
 
+admin.site.site_header = "MMW support"
+admin.site.site_title = "MMW support"
+admin.site.index_title = "Accounts, memories and billing"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memories.api.urls")),
     path("api/v1/", include("datarights.urls")),
@@ -19,3 +26,4 @@ urlpatterns = [
 # Exceptions outside DRF's views answer JSON on /api/ (see mmw.api_errors, mmw.boundary).
 handler500 = "mmw.api_errors.server_error"
 handler404 = "mmw.api_errors.not_found"
+handler403 = "mmw.api_errors.permission_denied"

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
 
-from accounts.models import Account, Project
+from accounts.models import ALL_SCOPES, SCOPE_READ, Account, Project
 
 
 class Membership(models.Model):
@@ -38,6 +38,13 @@ class Membership(models.Model):
     @property
     def may_write(self) -> bool:
         return self.is_active and self.role != self.Role.AUDITOR
+
+    @property
+    def key_scopes(self) -> tuple[str, ...]:
+        """The scopes worth offering this member on a new key: what the role lets them do
+        (an auditor reads only). Writes are still checked against the role at every call, since
+        a role can change after a key is issued."""
+        return tuple(ALL_SCOPES) if self.may_write else (SCOPE_READ,)
 
     @property
     def manages(self) -> bool:
@@ -72,6 +79,9 @@ class ProjectAccess(models.Model):
     restricted = models.BooleanField(default=False)
     members = models.ManyToManyField(Membership, related_name="project_access", blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = verbose_name_plural = "project access"
 
     def __str__(self) -> str:
         return f"access to {self.project_id}: {'listed members' if self.restricted else 'all members'}"

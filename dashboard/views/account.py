@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import services as account_services
 from accounts.models import Account
 from accounts.services import account_create
+from billing import presenters as billing_presenters
 from billing import selectors as billing_selectors
 from billing import stripe_api
 from dashboard import selectors
@@ -114,18 +115,22 @@ def billing(request: HttpRequest, tenant_id: str) -> HttpResponse:
             reason="Only owners and admins see this account's billing.",
         )
     invoices_error = ""
-    try:
-        invoices = billing_selectors.invoices_for(account)
-    except (stripe_api.PaymentProviderError, stripe_api.BillingNotConfigured) as exc:
-        invoices, invoices_error = [], exc.message
+    invoices: list[billing_selectors.InvoiceSummary] = []
+    if stripe_api.configured():
+        try:
+            invoices = billing_selectors.invoices_for(account)
+        except stripe_api.PaymentProviderError as exc:
+            invoices_error = exc.message
+    state = billing_selectors.billing_state(account)
     return page(
         request,
         "dashboard/billing.html",
         account=account,
         membership=membership,
-        state=billing_selectors.billing_state(account),
-        plans=[p for p in billing_selectors.plans_offered() if p.stripe_price_id],
-        all_plans=billing_selectors.plans_offered(),
+        state=state,
+        offers=billing_presenters.plan_offers(billing_selectors.plans_offered(), state),
+        selling=stripe_api.configured(),
+        has_customer=billing_selectors.has_payment_customer(account),
         invoices=invoices,
         invoices_error=invoices_error,
         checkout_url=reverse("billing:checkout", args=[tenant_id]),

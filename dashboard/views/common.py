@@ -12,7 +12,7 @@ from django.shortcuts import render
 from accounts.models import Account, User
 from billing.selectors import banner_for
 from dashboard.selectors import memberships_of
-from mmw.errors import Forbidden, MMWError, NotFound
+from mmw.errors import BillingNotice, Forbidden, MMWError, NotFound
 from orgs.models import Membership
 
 
@@ -51,10 +51,15 @@ def raise_as_http(exc: MMWError) -> None:
         raise PermissionDenied(exc.message) from exc
 
 
-def flash_error(request: HttpRequest, exc: MMWError) -> None:
-    """A refused action: 404 stays 404; anything else is shown to the person as it is."""
+def flash_error(request: HttpRequest, exc: MMWError, *, refused: str = "Not done") -> None:
+    """A refused action: 404 stays 404; a billing notice (written for agents) becomes one short
+    line, since the page's banner already explains the account's state in people's words;
+    anything else is shown to the person as it is. ``refused`` names what did not happen."""
     if isinstance(exc, NotFound):
         raise Http404(exc.message) from exc
+    if isinstance(exc, BillingNotice):
+        messages.error(request, f"{refused}: this account is read-only until its billing is sorted out.")
+        return
     messages.error(request, exc.message)
 
 

@@ -181,4 +181,8 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
             return page(request, "dashboard/invitation.html", account=None, token=token, error=exc.message, status=400)
         messages.success(request, f"Welcome to {joined.account.name}: you joined as {joined.role}.")
         return redirect("dashboard:projects", tenant_id=joined.account.tenant_id)
-    return page(request, "dashboard/invitation.html", account=None, token=token, error="")
+    try:
+        invitation = org_services.invitation_check(token=token, user=user_of(request))
+    except MMWError as exc:  # used, revoked or replaced, expired, another address: say so, offer nothing
+        return page(request, "dashboard/invitation.html", account=None, token="", error=exc.message, status=400)
+    return page(request, "dashboard/invitation.html", account=None, token=token, error="", invitation=invitation)

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -18,11 +19,18 @@ from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
 from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
-from dashboard.mcp_configs import configs_for, mcp_url
+from dashboard.mcp_configs import configs_for, curl_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import services as memory_services
 from memories.presenters import Record
-from memories.selectors import memory_get, memory_history, memory_list, memory_search, workspaces_with_counts
+from memories.selectors import (
+    memory_get,
+    memory_history,
+    memory_list,
+    memory_previews,
+    memory_search,
+    workspaces_with_counts,
+)
 from memories.services import memory_forget
 from mmw.errors import MMWError
 from orgs.models import Membership
@@ -54,18 +62,21 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         filters = form.filters() if form.is_bound else {}
         workspace = (data.get("workspace") or "*").strip() or "*"
         try:
+            status = data.get("status") or None
             if data.get("q", "").strip():
                 answer = memory_search(
                     principal=principal,
                     payload={"query": data["q"], "workspace": workspace, "limit": 50, **filters},
                 )
-                results = answer["results"]
+                results = [r for r in answer["results"] if status is None or r["status"] == status]
             else:
                 browse = memory_list(
                     principal=principal,
                     payload={"workspace": workspace, **filters},
                     page=int(request.GET.get("page") or 1),
                     per_page=PAGE_SIZE,
+                    status=status,
+                    order=data.get("sort") or "newest",
                 )
                 results = browse.results
         except MMWError as exc:
@@ -81,9 +92,28 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         workspaces=workspaces_with_counts(principal),
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
+        pager_query=_without_page(request),
+        filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         status=400 if error else 200,
     )
+
+
+def _without_page(request: HttpRequest) -> str:
+    """The browser's query (search words and every filter) without ``page``, for the pager's links."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+def _narrowed(request: HttpRequest) -> bool:
+    """Whether the person asked for less than every record (a filter, or one workspace), so an
+    empty answer means "nothing matches", not "an empty project"."""
+    for name in request.GET:
+        value = str(request.GET.get(name, "")).strip()
+        if name not in ("page", "q") and value and not (name == "workspace" and value == "*"):
+            return True
+    return False
 
 
 @login_required
@@ -109,6 +139,9 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
         record=record,
         history=history,
         conflicts=conflicts,
+        previews=memory_previews(
+            principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
+        ),
         may_write=principal.membership.may_write,
     )
 
@@ -120,7 +153,7 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     try:
         answer = memory_forget(principal=principal, payload={"memory_id": str(memory_id), "workspace": "*"})
     except MMWError as exc:
-        flash_error(request, exc)
+        flash_error(request, exc, refused="Not forgotten")
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
     if answer.get("forgotten"):
         messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
@@ -130,6 +163,41 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     if back.startswith(f"/p/{project.pk}/"):
         return redirect(back)
     return redirect("dashboard:memories", project_id=project.pk)
+
+
+BULK_MAX = 100  # records one "Forget selected" may name (the browser shows 20 per page)
+
+
+@login_required
+@require_POST
+def memory_forget_selected(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Forget the records ticked in the browser, after a review page that lists them (first
+    words, only records the person can read). Each goes through ``memory_forget`` (the same
+    rules and one audit row per record), all in one transaction."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    ids = list(dict.fromkeys(request.POST.getlist("ids")))[:BULK_MAX]
+    previews = memory_previews(principal=principal, ids=ids)
+    chosen = [i for i in ids if i in previews]
+    back = request.POST.get("next", "")
+    back = back if back.startswith(f"/p/{project.pk}/") else reverse("dashboard:memories", args=[project.pk])
+    if not chosen:
+        messages.info(request, "Tick the records to forget first.")
+        return redirect(back)
+    if request.POST.get("confirm") != "yes":
+        return page(
+            request, "dashboard/forget_selected.html", **_ctx(principal), chosen=chosen, previews=previews, back=back
+        )
+    try:
+        with transaction.atomic():
+            forgotten = sum(
+                bool(memory_forget(principal=principal, payload={"memory_id": i, "workspace": "*"}).get("forgotten"))
+                for i in chosen
+            )
+    except MMWError as exc:
+        flash_error(request, exc, refused="Nothing forgotten")
+        return redirect(back)
+    messages.success(request, f"Forgot {forgotten} record(s): they left search; the deletions are kept for audit.")
+    return redirect(back)
 
 
 @login_required
@@ -159,7 +227,7 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             try:
                 answer = memory_forget(principal=principal, payload={"source_id": source_id, "workspace": workspace})
             except MMWError as exc:
-                flash_error(request, exc)
+                flash_error(request, exc, refused="Not forgotten")
             else:
                 count = answer.get("forgotten_count", 0)
                 messages.success(request, f"Forgot {count} record(s) of {source_id}.")
@@ -216,7 +284,7 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
 @require_http_methods(["GET", "POST"])
 def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
-    form = KeyForm(request.POST or None)
+    form = KeyForm(request.POST or None, scopes=principal.membership.key_scopes)
     if request.method == "POST" and form.is_valid():
         try:
             issued = api_key_create(
@@ -236,7 +304,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 "dashboard/key_created.html",
                 **_ctx(principal),
                 issued=issued,
-                configs=configs_for(issued.raw),
+                configs=[*configs_for(issued.raw), curl_for(issued.raw, list(issued.api_key.scopes))],
                 mcp_url=mcp_url(),
             )
             response["Cache-Control"] = "no-store"
@@ -252,6 +320,18 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 
 
 @login_required
+@require_GET
+def key_first_call(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
+    """The new-key page's "waiting for the first call… ✓" line (htmx polls it until the key's
+    ``last_used_at`` is set; the answer without a trigger ends the polling)."""
+    _project, principal = selectors.project_for(user_of(request), project_id)
+    api_key = api_keys_for(principal=principal).filter(pk=key_id).first()
+    if api_key is None:
+        raise Http404("key not found")
+    return page(request, "dashboard/_key_first_call.html", **_ctx(principal), key=api_key)
+
+
+@login_required
 @require_POST
 def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
@@ -259,9 +339,9 @@ def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> Http
     if api_key is None:
         raise Http404("key not found")
     api_key_revoke(api_key=api_key, actor=principal.user)
-    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
-    if request.headers.get("HX-Request"):
+    if request.headers.get("HX-Request"):  # the swapped row says "revoked"; no flash for a later page
         return page(request, "dashboard/_key_row.html", **_ctx(principal), key=api_key)
+    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
     return redirect("dashboard:keys", project_id=project.pk)
 
 

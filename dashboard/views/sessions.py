@@ -118,7 +118,7 @@ def session_forget_view(request: HttpRequest, project_id: uuid.UUID, session_pk:
     try:
         forgotten = session_forget_by_id(principal=principal, session_pk=session_pk)
     except MMWError as exc:
-        flash_error(request, exc)
+        flash_error(request, exc, refused="Not forgotten")
         return redirect("dashboard:session", project_id=project.pk, session_pk=session_pk)
     if forgotten:
         messages.success(request, "Forgotten: the session left search; the deletion is kept for audit.")

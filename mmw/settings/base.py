@@ -291,7 +291,7 @@ CACHES: dict[str, Any] = {
 # The web dashboard (``dashboard``) and its accounts (django-allauth: sign-up with e-mail
 # verification, log in/out, password reset, rate-limited logins). ``dashboard`` comes before
 # allauth so its templates restyle allauth's pages.
-INSTALLED_APPS += ["dashboard", "allauth", "allauth.account"]
+INSTALLED_APPS += ["django.contrib.humanize", "dashboard", "allauth", "allauth.account"]
 MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",

@@ -25,6 +25,7 @@ from orgs.services.invitations import (
     INVITATION_TTL,
     IssuedInvitation,
     invitation_accept,
+    invitation_check,
     invitation_create,
     invitation_revoke,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "department_member_remove",
     "department_rename",
     "invitation_accept",
+    "invitation_check",
     "invitation_create",
     "invitation_revoke",
     "membership_deactivate",

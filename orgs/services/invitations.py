@@ -116,17 +116,7 @@ def invitation_accept(*, token: str, user: User) -> Membership:
 
     Refused, with distinct texts: a tampered or unknown token, an expired one, one already used,
     one revoked or replaced, another user's, or a user who is already a member."""
-    invitation, nonce = _invitation_of(token)
-    if not hmac.compare_digest(invitation.nonce_digest, digest(nonce)):
-        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
-    if invitation.accepted_at is not None:
-        raise Conflict("invitation link was already used", code="invitation_used")
-    if invitation.revoked_at is not None:
-        raise InvalidInput("invitation was revoked or replaced by a newer one", code="invitation_revoked")
-    if invitation.expires_at <= timezone.now():
-        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
-    if not user.is_active or user.email.lower() != invitation.email.lower():
-        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+    invitation = _usable_invitation(token, user, lock=True)
     require_organization_features(invitation.account)
     lock_account(invitation.account_id)
     existing = Membership.objects.filter(account_id=invitation.account_id, user=user).first()
@@ -149,7 +139,29 @@ def invitation_accept(*, token: str, user: User) -> Membership:
     return membership
 
 
-def _invitation_of(token: str) -> tuple[Invitation, str]:
+def invitation_check(*, token: str, user: User) -> Invitation:
+    """The invitation ``token`` names, if ``user`` may accept it now (what the link's page shows
+    before the person confirms: organisation, role, inviter); otherwise the same error
+    ``invitation_accept`` would raise. Writes nothing."""
+    return _usable_invitation(token, user, lock=False)
+
+
+def _usable_invitation(token: str, user: User, *, lock: bool) -> Invitation:
+    invitation, nonce = _invitation_of(token, lock=lock)
+    if not hmac.compare_digest(invitation.nonce_digest, digest(nonce)):
+        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+    if invitation.accepted_at is not None:
+        raise Conflict("invitation link was already used", code="invitation_used")
+    if invitation.revoked_at is not None:
+        raise InvalidInput("invitation was revoked or replaced by a newer one", code="invitation_revoked")
+    if invitation.expires_at <= timezone.now():
+        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
+    if not user.is_active or user.email.lower() != invitation.email.lower():
+        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+    return invitation
+
+
+def _invitation_of(token: str, *, lock: bool = True) -> tuple[Invitation, str]:
     """The (locked) invitation a well-signed, unexpired token names, and the token's nonce."""
     try:
         payload: Any = signing.loads(token.strip(), salt=INVITATION_SALT, max_age=INVITATION_TTL)
@@ -159,9 +171,10 @@ def _invitation_of(token: str) -> tuple[Invitation, str]:
         raise InvalidInput("invitation link is invalid", code="invitation_invalid") from None
     if not (isinstance(payload, dict) and isinstance(payload.get("i"), int) and isinstance(payload.get("n"), str)):
         raise InvalidInput("invitation link is invalid", code="invitation_invalid")
-    invitation = (
-        Invitation.objects.select_for_update(of=("self",)).select_related("account").filter(pk=payload["i"]).first()
-    )
+    rows = Invitation.objects.select_related("account", "invited_by")
+    if lock:
+        rows = rows.select_for_update(of=("self",))
+    invitation = rows.filter(pk=payload["i"]).first()
     if invitation is None:
         raise InvalidInput("invitation link is invalid", code="invitation_invalid")
     return invitation, payload["n"]

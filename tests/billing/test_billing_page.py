@@ -8,11 +8,13 @@ created once, and a provider failure becomes a clear 502 without side effects.
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from accounts.models import AuditEvent
 from billing import selectors, services, stripe_api
 from billing.models import Subscription
+from billing.presenters import Price
 from mmw.errors import Forbidden, InvalidInput, NotFound
 from tests.billing.conftest import Deliver, Plans, subscribe, subscription_of
 from tests.billing.localstripe import LocalStripe
@@ -105,3 +107,66 @@ def test_without_stripe_keys_billing_says_it_is_not_configured(
     (message,) = [m.message for m in answer.context["messages"]]
     assert "not configured" in message
     assert Subscription.objects.get(account=tenancy.alice.account).stripe_customer_id == ""
+
+
+def test_the_page_sells_every_plan_with_its_price_limits_and_an_upgrade(
+    tenancy: Tenancy, plans: Plans, stripe_server: LocalStripe
+) -> None:
+    """Gap 1: no prices, no upgrade path, Free labelled "Not for sale", 50000 unformatted."""
+    answer = page(tenancy).get(f"/a/{tenancy.alice.account.tenant_id}/billing/")
+    html = answer.content.decode()
+    assert "Not for sale" not in html
+    offers = {o.plan.code: o for o in answer.context["offers"]}
+    assert (offers["free"].current, offers["free"].price.text) == (True, "Free")
+    assert offers["pro"].price.text == "$19 / month"  # localstripe has no Prices: the plan's figure
+    assert offers["team"].price.text == "$99 / month"
+    assert (offers["pro"].action, offers["pro"].action_label) == ("checkout", "Upgrade to Pro")
+    assert "$19 / month" in html
+    assert "50,000 records per project" in html
+    assert "50000" not in html
+    assert '<button type="submit">Upgrade to Team</button>' in html
+    assert "Manage payment method" not in html  # no Stripe customer yet: nothing to manage
+
+
+def test_prices_are_written_as_people_read_them() -> None:
+    assert Price(0, "usd", "month").text == "Free"
+    assert Price(1_950, "chf", "year").text == "19.50 CHF / year"
+    assert Price(100_000, "eur", "month").text == "€1,000 / month"
+
+
+def test_a_price_stripe_sells_is_read_from_stripe_once(
+    tenancy: Tenancy, plans: Plans, stripe_server: LocalStripe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """localstripe has no Price objects, so Stripe's answer is stood in for at the SDK's edge."""
+    cache.clear()
+    asked: list[str] = []
+
+    def retrieve_price(price_id: str) -> dict[str, object]:
+        asked.append(price_id)
+        return {"unit_amount": 2_400, "currency": "usd", "recurring": {"interval": "month"}}
+
+    monkeypatch.setattr(stripe_api, "retrieve_price", retrieve_price)
+    for _ in range(2):
+        html = page(tenancy).get(f"/a/{tenancy.alice.account.tenant_id}/billing/").content.decode()
+        assert "$24 / month" in html
+    assert asked == [plans.pro.stripe_price_id, plans.team.stripe_price_id]  # then cached
+
+
+def test_with_billing_off_the_page_explains_and_no_button_leads_to_an_error(
+    tenancy: Tenancy, plans: Plans, settings: object
+) -> None:
+    """Gap 1: "Manage payment method" with billing off answered a raw 400."""
+    settings.STRIPE_SECRET_KEY = ""  # type: ignore[attr-defined]
+    tenant = tenancy.alice.account.tenant_id
+    answer = page(tenancy).get(f"/a/{tenant}/billing/")
+    html = answer.content.decode()
+    assert answer.status_code == 200
+    assert "Payments are not set up on this server" in html
+    assert "<button" not in html.split("<h1>", 1)[1].split("<h2>Invoices</h2>")[0].replace("Log out", "")
+    assert "$19 / month" in html  # the plans are still described
+    posted = page(tenancy).post(f"/billing/{tenant}/portal", follow=True)
+    assert posted.status_code == 200
+    assert posted.redirect_chain == [(f"/a/{tenant}/billing/", 302)]
+    assert [m.message for m in posted.context["messages"]] == [
+        "Online payments are not configured on this server: plans are assigned by its operator."
+    ]

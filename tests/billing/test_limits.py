@@ -11,15 +11,18 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.urls import reverse
 
 from accounts.keys import resolve_key
 from billing import counters, gate
 from billing.models import Plan, RateCounter
+from dashboard.principals import principal_for_user
 from memories import services as memory_services
 from memories.models import Memory
 from mmw.errors import Forbidden, MMWError
 from tests.billing.conftest import Clock, Plans
 from tests.conftest import Tenancy
+from tests.dashboard.conftest import client_for
 from tests.memories.rest import Api
 
 pytestmark = pytest.mark.django_db
@@ -225,3 +228,40 @@ def test_creating_a_project_asks_the_plan_through_the_accounts_seam(tenancy: Ten
         account_services.project_create(account=tenancy.alice.account, actor=tenancy.alice.user, name="gamma")
     with pytest.raises(Forbidden, match="only owners and admins can manage projects"):
         account_services.project_create(account=tenancy.alice.account, actor=tenancy.bob.user, name="delta")
+
+
+def test_a_person_browsing_the_dashboard_is_not_metered_as_api_calls(
+    tenancy: Tenancy, plans: Plans, clock: Clock
+) -> None:
+    """Lists, searches and record pages neither count toward the month's calls nor hit the
+    per-minute limits; the same reads through a key do."""
+    set_free(calls_per_minute_per_key=1, calls_per_minute_per_project=1)
+    alice = tenancy.alice
+    kept = memory_services.memory_remember(
+        principal=_dashboard_principal(tenancy), payload={"content": "the deploy freeze starts on Fridays"}
+    )
+    browser = client_for(alice.user)
+    pages = [
+        reverse("dashboard:projects", args=[alice.account.tenant_id]),
+        reverse("dashboard:usage", args=[alice.account.tenant_id]),
+        reverse("dashboard:memories", args=[alice.project.pk]),
+        reverse("dashboard:memories", args=[alice.project.pk]) + "?q=deploy+freeze",
+        reverse("dashboard:memory", args=[alice.project.pk, kept["id"]]),
+        reverse("dashboard:keys", args=[alice.project.pk]),
+        reverse("dashboard:sessions", args=[alice.project.pk]),
+    ]
+    for _ in range(3):
+        for url in pages:
+            assert browser.get(url).status_code == 200, url
+    bucket = gate.monthly_calls_bucket(str(alice.project.pk), "202701")
+    assert counters.peek(bucket) == 0
+    api = Api(alice.key)
+    api.search(query="deploy")
+    assert counters.peek(bucket) == 1
+    assert api.call("POST", "/memories/search", {"query": "second"})[0] == 429
+
+
+def _dashboard_principal(tenancy: Tenancy) -> Any:
+    principal = principal_for_user(tenancy.alice.user, tenancy.alice.project)
+    assert principal is not None
+    return principal

@@ -100,7 +100,8 @@ def test_the_grace_notice_names_its_end_and_the_billing_url(
 
 
 @pytest.mark.django_db
-def test_the_dashboard_banner_follows_the_state_and_usage(tenancy: Tenancy) -> None:
+def test_the_dashboard_banner_follows_the_state_and_usage(tenancy: Tenancy, settings: Any) -> None:
+    settings.STRIPE_SECRET_KEY = "sk_test_banner"  # payments on: the buttons lead to paying
     account = tenancy.alice.account
     assert selectors.banner_for(account) is None
     Plan.objects.filter(code="free").update(records_per_project=5)
@@ -120,6 +121,9 @@ def test_the_dashboard_banner_follows_the_state_and_usage(tenancy: Tenancy) -> N
     put_in("suspended by staff", tenancy.alice)
     assert (b := selectors.banner_for(account)) is not None
     assert b.level == "danger"
+    settings.STRIPE_SECRET_KEY = ""  # payments off: nothing to update, the button only shows billing
+    assert (off := selectors.banner_for(account)) is not None
+    assert off.action_label == "See billing"
 
 
 @pytest.mark.slow

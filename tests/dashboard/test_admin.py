@@ -3,6 +3,8 @@ the service, read-only memories whose opening is audited."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -63,3 +65,17 @@ def test_memories_are_read_only_and_opening_one_is_audited(staff: User, tenancy:
 def test_staff_without_the_group_see_nothing(tenancy: Tenancy) -> None:
     bare = User.objects.create_user("bare@example.com", "pw", is_staff=True)
     assert client_for(bare).get(reverse("admin:memories_memory_changelist")).status_code == 403
+
+
+def test_the_admin_index_is_branded_and_names_every_section_once_correctly(tenancy: Tenancy) -> None:
+    """B13: "Memorys", "Project accesss", two "Accounts" sections and Django's stock branding."""
+    root = User.objects.create_superuser("root@example.com", "pw")
+    text = client_for(root).get(reverse("admin:index")).content.decode()
+    assert "Memorys" not in text
+    assert "accesss" not in text
+    assert ">Memories</a>" in text
+    assert ">Project access</a>" in text
+    captions = re.findall(r'<caption>\s*<a [^>]*class="section"[^>]*>([^<]+)</a>', text)
+    assert len(captions) == len(set(captions)), captions
+    assert "Django administration" not in text
+    assert "MMW support" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.keys import resolve_key
 from accounts.models import Account, ApiKey, AuditEvent, Project, Workspace
@@ -168,6 +170,26 @@ def test_key_revoke_with_htmx_returns_the_row(tenancy: Tenancy) -> None:
     assert b"<tr" in response.content
 
 
+def test_a_key_revoked_with_htmx_leaves_no_flash_for_the_next_page(tenancy: Tenancy) -> None:
+    """B3: the htmx revoke answered the row and also queued "Key mmw_… revoked", which then
+    appeared on whatever page the person opened next."""
+    key = ApiKey.objects.get(user=tenancy.alice.user)
+    alice = client_for(tenancy.alice.user)
+    alice.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk]), HTTP_HX_REQUEST="true")
+    later = alice.get(reverse("dashboard:memories", args=[tenancy.alice.project.pk]))
+    assert b"revoked: it stopped working now" not in later.content
+    other = ApiKey.objects.create(
+        account=tenancy.alice.account,
+        project=tenancy.alice.project,
+        user=tenancy.alice.user,
+        prefix="zzzzzzzz",
+        digest="0" * 64,
+    )
+    alice.post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, other.pk]))  # without htmx
+    keys_page = alice.get(reverse("dashboard:keys", args=[tenancy.alice.project.pk]))
+    assert "Key mmw_zzzzzzzz… revoked" in keys_page.content.decode()
+
+
 # --- memory browser ------------------------------------------------------------------------
 
 
@@ -272,6 +294,42 @@ def test_auditor_sees_but_cannot_forget(tenancy: Tenancy, dana: Any) -> None:
     assert Memory.objects.get(pk=record).forgotten_at is None
 
 
+def test_an_auditor_is_offered_only_a_read_key(tenancy: Tenancy, dana: Any) -> None:
+    """B7: an auditor could create a key with memory:write that every write then refused."""
+    url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
+    dana_client = client_for(dana)
+    form = dana_client.get(url).content.decode()
+    assert 'value="memory:read"' in form
+    assert 'value="memory:write"' not in form
+    refused = dana_client.post(url, {"name": "ci", "scopes": ["memory:read", "memory:write"]})
+    assert refused.status_code == 400
+    assert not ApiKey.objects.filter(user=dana).exists()
+    assert dana_client.post(url, {"name": "ci", "scopes": ["memory:read"]}).status_code == 200
+    assert ApiKey.objects.get(user=dana).scopes == ["memory:read"]
+    owner_form = client_for(tenancy.alice.user).get(url).content.decode()
+    assert 'value="memory:write"' in owner_form
+
+
+def test_a_forget_refused_in_the_grace_period_is_explained_once_in_plain_words(tenancy: Tenancy) -> None:
+    """B9: the banner and the flash both showed the long agent-style [MMW Notice], its URL not a link."""
+    from billing.models import Subscription
+
+    record = remember(tenancy.alice, "the VPN config lives in vault")
+    Subscription.objects.filter(account=tenancy.alice.account).update(
+        state=Subscription.State.GRACE, grace_ends_at=timezone.now() + dt.timedelta(days=7)
+    )
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memory-forget", args=[tenancy.alice.project.pk, record])
+    text = alice.post(url, follow=True).content.decode()
+    assert "[MMW Notice]" not in text
+    assert "search, recall_context, validate_memory" not in text
+    assert text.count("read-only") == 2  # the banner says why, the flash says what did not happen
+    assert "Not forgotten: this account is read-only" in text
+    billing = reverse("dashboard:billing", args=[tenancy.alice.account.tenant_id])
+    assert f'<a class="button small" href="{billing}">See billing</a>' in text  # payments off in tests
+    assert Memory.objects.get(pk=record).forgotten_at is None
+
+
 def test_forget_by_source_asks_for_confirmation(tenancy: Tenancy) -> None:
     for i in range(3):
         remember(tenancy.alice, f"fact {i} from the runbook", source_id="runbook.md")
@@ -312,7 +370,7 @@ def test_usage_draws_charts(tenancy: Tenancy) -> None:
     page = client_for(tenancy.bob.user).get(reverse("dashboard:usage", args=[tenancy.alice.account.tenant_id]))
     assert page.status_code == 200
     assert page.content.count(b'<svg class="chart"') == 3  # the plan meter is an <svg> too
-    assert b"of 1000" in page.content
+    assert b"of 1,000" in page.content
 
 
 def test_billing_is_for_owners_and_admins_and_shows_the_banner(tenancy: Tenancy) -> None:
@@ -390,3 +448,103 @@ def test_departments_create_and_add_member(tenancy: Tenancy) -> None:
     assert dept.members.filter(pk=bob_membership.pk).exists()
     assert client_for(tenancy.bob.user).post(url, {"action": "create", "name": "Bobs"}).status_code == 403
     assert b"Platform" in client_for(tenancy.bob.user).get(url).content
+
+
+def test_forget_selected_reviews_then_forgets_each_with_an_audit_row(tenancy: Tenancy, dana: Any) -> None:
+    kept = remember(tenancy.alice, "keep me")
+    chosen = [remember(tenancy.alice, f"obsolete note {i}") for i in range(3)]
+    charlies = remember(tenancy.charlie, "not alice's to forget")
+    alice = client_for(tenancy.alice.user)
+    url = reverse("dashboard:forget-selected", args=[tenancy.alice.project.pk])
+    review = alice.post(url, {"ids": [*chosen, charlies]})
+    assert review.status_code == 200
+    text = review.content.decode()
+    assert "Forget 3 records?" in text
+    assert "obsolete note 1" in text
+    assert "not alice" not in text
+    assert Memory.objects.filter(pk__in=chosen, forgotten_at__isnull=True).count() == 3  # nothing yet
+    done = alice.post(url, {"ids": [*chosen, charlies], "confirm": "yes"}, follow=True)
+    assert "Forgot 3 record(s)" in done.content.decode()
+    assert Memory.objects.filter(pk__in=chosen, forgotten_at__isnull=False).count() == 3
+    assert Memory.objects.get(pk=kept).forgotten_at is None
+    assert Memory.objects.get(pk=charlies).forgotten_at is None
+    audited = AuditEvent.objects.filter(action="memory.forgotten", target_id__in=chosen).count()
+    assert audited == 3
+    auditor = client_for(dana).post(url, {"ids": [kept], "confirm": "yes"}, follow=True)
+    assert b"membership may not write in this organization" in auditor.content
+    assert Memory.objects.get(pk=kept).forgotten_at is None
+
+
+def test_the_new_key_page_waits_for_the_first_call_then_confirms_it(tenancy: Tenancy, dana: Any) -> None:
+    alice = client_for(tenancy.alice.user)
+    created = alice.post(
+        reverse("dashboard:keys", args=[tenancy.alice.project.pk]), {"name": "ci", "scopes": ["memory:read"]}
+    )
+    raw = re.search(r'data-testid="raw-key">(mmw_[^<]+)<', created.content.decode())
+    assert raw is not None
+    key = ApiKey.objects.get(name="ci")
+    url = reverse("dashboard:key-first-call", args=[tenancy.alice.project.pk, key.pk])
+    assert f'hx-get="{url}"' in created.content.decode()
+    waiting = alice.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Waiting for the first call" in waiting
+    assert 'hx-trigger="every 3s"' in waiting
+    assert resolve_key(raw.group(1)) is not None  # what every REST or MCP call does first
+    done = alice.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "First call received" in done
+    assert "hx-trigger" not in done  # polling stops
+    assert client_for(dana).get(url).status_code == 404  # another person's key
+
+
+def test_the_header_leads_to_the_persons_email_and_password_settings(tenancy: Tenancy) -> None:
+    alice = client_for(tenancy.alice.user)
+    home = alice.get(reverse("dashboard:projects", args=[tenancy.alice.account.tenant_id])).content.decode()
+    assert f'href="{reverse("account_email")}"' in home
+    settings_page = alice.get(reverse("account_email"))
+    assert settings_page.status_code == 200
+    assert reverse("account_change_password") in settings_page.content.decode()
+
+
+def test_the_invitation_page_names_organisation_role_and_inviter_and_a_replaced_link_offers_nothing(
+    tenancy: Tenancy, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Gap 5: the page never named the organisation, role or inviter, and a replaced invitation's
+    old link still showed "Accept"."""
+    from urllib.parse import unquote
+
+    from accounts import services
+
+    tenant = on_plan(tenancy.alice.account).tenant_id
+    alice = client_for(tenancy.alice.user)
+    links = []
+    for role in ("member", "auditor"):
+        with django_capture_on_commit_callbacks(execute=True):
+            alice.post(reverse("dashboard:members", args=[tenant]), {"email": "eve@example.com", "role": role})
+        found = re.search(r"token=(\S+)", str(mail.outbox[-1].body))
+        assert found is not None
+        links.append(unquote(found.group(1)))
+    eve, _ = services.user_get_or_create(email="eve@example.com")
+    eve_client = client_for(eve)
+    url = reverse("dashboard:invitation-accept")
+    old = eve_client.get(url, {"token": links[0]})
+    assert old.status_code == 400
+    assert "Invitation was revoked or replaced by a newer one." in old.content.decode()
+    assert "Accept invitation" not in old.content.decode()
+    current = eve_client.get(url, {"token": links[1]}).content.decode()
+    assert "alice@example.com invited you to <strong>Alice &amp; Co</strong> as <strong>Auditor</strong>" in current
+    assert "Accept invitation" in current
+    assert not Membership.objects.filter(user=eve, account=tenancy.alice.account).exists()  # looking accepts nothing
+
+
+def test_the_audit_log_names_people_and_keys_not_bare_ids(tenancy: Tenancy) -> None:
+    """Gap 5: the audit log showed "membership 6"."""
+    from orgs import services as org_services
+
+    tenant = on_plan(tenancy.alice.account).tenant_id
+    bob = Membership.objects.get(account=tenancy.alice.account, user=tenancy.bob.user)
+    org_services.membership_role_change(membership=bob, actor=tenancy.alice.user, role=Membership.Role.ADMIN)
+    key = ApiKey.objects.get(user=tenancy.bob.user)
+    client_for(tenancy.alice.user).post(reverse("dashboard:key-revoke", args=[tenancy.alice.project.pk, key.pk]))
+    text = client_for(tenancy.alice.user).get(reverse("dashboard:audit", args=[tenant])).content.decode()
+    assert "membership · bob@example.com" in text
+    assert f"api key · mmw_{key.prefix}…" in text
+    assert f"membership {bob.pk}<" not in text

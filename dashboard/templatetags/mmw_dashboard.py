@@ -1,0 +1,98 @@
+"""Template filters of the dashboard: times people read, relations in words."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django import template
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
+
+register = template.Library()
+
+RECENT = dt.timedelta(days=7)
+
+# An edge ``A —relation→ B`` read from A ("out") and from B ("in").
+_OUT = {
+    "related": "related to",
+    "refines": "refines",
+    "supersedes": "supersedes",
+    "contradicts": "contradicts",
+    "derived_from": "is derived from",
+}
+_IN = {
+    "related": "related to",
+    "refines": "is refined by",
+    "supersedes": "is superseded by",
+    "contradicts": "is contradicted by",
+    "derived_from": "is a source of",
+}
+
+
+def _as_datetime(value: object) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str) and value:
+        return parse_datetime(value)
+    return None
+
+
+@register.filter
+def human_time(value: object) -> SafeString | str:
+    """``3 hours ago`` (within a week) or ``12 Mar 2026, 14:05``, the exact UTC time on hover and
+    in ``datetime`` for machines. Anything unparsable is shown as it is."""
+    when = _as_datetime(value)
+    if when is None:
+        return str(value or "")
+    now = timezone.now()
+    exact = when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if when > now:
+        words = f"in {timesince(now, when)}"
+    elif now - when < dt.timedelta(minutes=1):
+        words = "just now"
+    elif now - when < RECENT:
+        words = f"{timesince(when, now).split(',')[0]} ago"
+    else:
+        words = when.astimezone(dt.UTC).strftime("%-d %b %Y, %H:%M")
+    return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), exact, words)
+
+
+@register.filter
+def relation_words(relation: object) -> str:
+    """The words of an edge from this record's side: ``refines`` / ``is refined by``, …"""
+    if not isinstance(relation, dict):
+        return ""
+    kind = str(relation.get("relation", ""))
+    words = _IN if relation.get("direction") == "in" else _OUT
+    return words.get(kind, kind.replace("_", " "))
+
+
+@register.filter
+def preview(previews: object, memory_id: object) -> str:
+    """``previews[memory_id]`` (``memories.selectors.memory_previews``), or "" when unreadable."""
+    return str(previews.get(str(memory_id), "")) if isinstance(previews, dict) else ""
+
+
+@register.filter
+def audit_target(event: object) -> str:
+    """An audit row's target in words, from what the row recorded (``data``): the person's e-mail,
+    the key's prefix, the name, or how many records — the bare ``type id`` only as a last resort."""
+    kind = str(getattr(event, "target_type", "") or "")
+    data = getattr(event, "data", None)
+    data = data if isinstance(data, dict) else {}
+    label = kind.replace("_", " ")
+    for field in ("user", "to", "email"):
+        if isinstance(data.get(field), str) and data[field]:
+            return f"{label} · {data[field]}"
+    if isinstance(data.get("prefix"), str):
+        return f"{label} · mmw_{data['prefix']}…"
+    if isinstance(data.get("ids"), list):
+        count = len(data["ids"])
+        return f"{count} record{'s' if count != 1 else ''}"
+    if isinstance(data.get("name"), str) and data["name"]:
+        return f"{label} · {data['name']}"
+    target_id = str(getattr(event, "target_id", "") or "")
+    return f"{label} {target_id[:14]}".strip()
