@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0008_memory_expected_version'),
+        ('memories', '0010_workspace_restricted_index'),
     ]
 
     operations = [
