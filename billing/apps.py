@@ -11,6 +11,8 @@ class BillingConfig(AppConfig):
         from accounts.models import Account
         from billing import signals
         from billing.gate import BillingGatekeeper, check_project_limit, ensure_organization_features
+        from billing.services import subscription_end_for_purge
+        from datarights import deletion
         from memories import admission
 
         # The core asks its seams; billing answers them (memories and accounts never import billing).
@@ -18,6 +20,9 @@ class BillingConfig(AppConfig):
         limits.install(
             check_project_limit=check_project_limit, ensure_organization_features=ensure_organization_features
         )
+
+        if subscription_end_for_purge not in deletion.BEFORE_PURGE:
+            deletion.BEFORE_PURGE.append(subscription_end_for_purge)
 
         post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
         post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

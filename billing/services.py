@@ -347,3 +347,15 @@ def billing_portal_start(*, account: Account, actor: User, return_url: str) -> s
         params={"customer": sub.stripe_customer_id, "return_url": return_url},
     )
     return str(session["url"])
+
+
+def subscription_end_for_purge(account: Account) -> None:
+    """An account is being purged for good (``datarights.deletion``): cancel its live Stripe
+    subscription now (prorated), so a deleted account is never charged again. Raises
+    ``PaymentProviderError`` when Stripe does not answer — the purge waits for the next run."""
+    sub = Subscription.objects.filter(account=account).first()
+    if sub is None or not sub.stripe_subscription_id or sub.stripe_status not in LIVE:
+        return
+    stripe_api.cancel_subscription(sub.stripe_subscription_id)
+    # No audit row: the account's audit log is purged with it; the purge's own row stays.
+    logger.info("Stripe subscription %s cancelled: account %s purged", sub.stripe_subscription_id, account.tenant_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -219,6 +220,12 @@ def remind_due(*, now: dt.datetime | None = None) -> int:
     return count
 
 
+# Called with the account just before it is purged, inside the purge's transaction; billing
+# installs one that cancels the account's Stripe subscription (datarights never imports billing).
+# A hook that raises stops the purge, which the next hourly run tries again.
+BEFORE_PURGE: list[Callable[[Account], None]] = []
+
+
 def purge_due(*, now: dt.datetime | None = None) -> int:
     """Purge every account whose retention has passed (one transaction each). Returns how many."""
     now = now or timezone.now()
@@ -241,6 +248,8 @@ def account_purge(*, deletion_id: int) -> bool:
     account = deletion.account
     requester = deletion.requested_by if deletion.delete_requester else None
     tenant_id = account.tenant_id
+    for hook in BEFORE_PURGE:
+        hook(account)
     _delete_sql(Turn, "project_id IN (SELECT id FROM accounts_project WHERE account_id = %s)", account.pk)
     _delete_sql(Session, "account_id = %s", account.pk)
     _delete_sql(MemoryRelation, "from_memory_id IN (SELECT id FROM memories_memory WHERE account_id = %s)", account.pk)

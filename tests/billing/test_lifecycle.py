@@ -220,3 +220,22 @@ def test_the_admin_actions_suspend_reinstate_and_extend(tenancy: Tenancy, plans:
     ]
     for page in ("/admin/billing/plan/", "/admin/billing/stripeevent/", "/admin/billing/usagesnapshot/"):
         assert client.get(page).status_code == 200
+
+
+def test_purging_a_deleted_account_cancels_its_stripe_subscription(
+    tenancy: Tenancy, plans: Plans, stripe_server: LocalStripe, deliver: Deliver
+) -> None:
+    from datarights import deletion
+
+    paid = subscribe(stripe_server, deliver, tenancy.alice)
+    assert stripe_server.status(paid.subscription) == "active"
+    owner, account = tenancy.alice.user, tenancy.alice.account
+    owner.set_password("a-long-pass-phrase-9")
+    owner.save()
+    request = deletion.account_deletion_request(
+        account=account, actor=owner, confirmation=account.name, password="a-long-pass-phrase-9"
+    )
+    assert stripe_server.status(paid.subscription) == "active"  # cancellable until the purge
+    assert deletion.purge_due(now=request.purge_after + dt.timedelta(seconds=1)) == 1
+    assert stripe_server.status(paid.subscription) == "canceled"
+    assert not Subscription.objects.filter(stripe_subscription_id=paid.subscription).exists()
