@@ -61,6 +61,13 @@ def tools_cache_path() -> str:
     return str(config.state_dir() / "tools.json")
 
 
+def _as_proxied(tools: list[types.Tool]) -> list[types.Tool]:
+    """The server's tools as this proxy offers them: a write (``WRITES``) may be answered here
+    with a "queued" result instead of the server's answer, so its ``outputSchema`` is dropped —
+    MCP clients validate structured results against it and would reject the queued one."""
+    return [t.model_copy(update={"output_schema": None}) if t.name in WRITES else t for t in tools]
+
+
 def _text_result(text: str, *, is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
 
@@ -98,7 +105,7 @@ class Proxy:
             return [*self._cached_tools(), SYNC_STATUS_TOOL]
         state.note_contact(ok=True)
         self._cache_tools(tools)
-        return [*tools, SYNC_STATUS_TOOL]
+        return [*_as_proxied(tools), SYNC_STATUS_TOOL]
 
     def _cache_tools(self, tools: list[types.Tool]) -> None:
         data = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
@@ -119,7 +126,7 @@ class Proxy:
             return []
         previous = state.get("tool_list") or {}
         state.put("tool_list", {"source": "cache", "at": previous.get("at")})
-        return [t for t in tools if t.name != SYNC_STATUS]
+        return _as_proxied([t for t in tools if t.name != SYNC_STATUS])
 
     # --- tools/call ------------------------------------------------------------------------
 
@@ -167,7 +174,9 @@ class Proxy:
                 f"(see {SYNC_STATUS})."
             ),
         }
-        return _text_result(json.dumps(answer, ensure_ascii=False))
+        result = _text_result(json.dumps(answer, ensure_ascii=False))
+        result.structured_content = answer
+        return result
 
     async def _sync_status(self) -> types.CallToolResult:
         await anyio.to_thread.run_sync(status.check_server, self.remote)
