@@ -67,4 +67,8 @@ def test_batch_records_are_embedded_by_the_worker_and_then_dense_findable(
         0.5,
         "every record archived",
     )
-    assert celery_worker.outcomes(ids[0]) == ["archived"]
+    # Analysed exactly once; a second message (the sweep resends after 30 s on a slow machine) is
+    # only ever a skip.
+    outcomes = celery_worker.outcomes(ids[0])
+    assert outcomes.count("archived") == 1
+    assert set(outcomes) <= {"archived", "skipped: already archived"}
