@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from accounts.models import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE
+from accounts.models import DEFAULT_KEY_SCOPES, SCOPE_LEDGER_READ, SCOPE_LEDGER_WRITE, SCOPE_READ, SCOPE_WRITE
 from memories import inputs
 from orgs.models import Membership
 
@@ -25,8 +25,13 @@ class KeyForm(forms.Form):
         max_length=200, required=False, help_text="Shown on every record written with this key, e.g. 'work laptop'."
     )
     scopes = forms.MultipleChoiceField(
-        choices=[(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")],
-        initial=list(ALL_SCOPES),
+        choices=[
+            (SCOPE_READ, "memory:read — search and read"),
+            (SCOPE_WRITE, "memory:write — remember and forget"),
+            (SCOPE_LEDGER_READ, "ledger:read — list entries, balances and reminders"),
+            (SCOPE_LEDGER_WRITE, "ledger:write — record and reverse ledger entries"),
+        ],
+        initial=list(DEFAULT_KEY_SCOPES),
         widget=forms.CheckboxSelectMultiple,
     )
 
