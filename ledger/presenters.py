@@ -3,7 +3,9 @@ currency's minor units, never numbers; times RFC 3339 in UTC. Selectors gather, 
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from accounts.keys import Principal
 from ledger.currencies import format_amount

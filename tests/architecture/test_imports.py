@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "interfaces",
         (
-            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "ledger.api",
+            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "ledger.api", "ledger.urls",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
             "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
