@@ -120,7 +120,11 @@ def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) ->
 
 
 def _insert(principal: Principal, fields: dict[str, Any], digest: str, reverses: Entry | None = None) -> Entry:
-    departments = sorted(principal.department_ids) if fields["visibility"] == Visibility.DEPARTMENT else []
+    """A reversal is seen by whoever sees its original: it keeps the original's departments."""
+    if reverses is not None:
+        departments = list(reverses.department_ids)
+    else:
+        departments = sorted(principal.department_ids) if fields["visibility"] == Visibility.DEPARTMENT else []
     return Entry.objects.create(
         account=principal.account,
         project=principal.project,
