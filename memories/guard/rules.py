@@ -116,9 +116,9 @@ RULES: tuple[Rule, ...] = (
     Rule("password_assignment", "redact", "value of a password-named key", func=s.password_assignments),
     Rule("secret_assignment", "redact", "high-entropy value of a secret-named key", func=s.secret_assignments),
     Rule(
-        "card_number", "redact", "payment card number (Luhn-valid PAN)", func=pay.card_numbers, gate=pay.enough_digits
+        "card_number", "redact", "payment card number (Luhn-valid PAN)", func=pay.card_numbers, gate=pay.has_digits
     ),
-    Rule("iban", "redact", "IBAN (registry length, mod-97 checksum)", func=pay.ibans, gate=pay.enough_digits),
+    Rule("iban", "redact", "IBAN (registry length, mod-97 checksum)", func=pay.ibans, gate=pay.has_digits),
 )
 
 REFUSE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.kind == "refuse")
