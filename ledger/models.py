@@ -93,3 +93,18 @@ class Entry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnly("ledger entries are append-only: record a reversal instead")
+
+
+class ReminderNotice(models.Model):
+    """One e-mail sent for one occurrence of a reminder: the unique pair makes the due-reminder
+    job send each occurrence once, across restarts and overlapping runs."""
+
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="notices")
+    due_at = models.DateTimeField()
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["entry", "due_at"], name="ledger_notice_once")]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id} due {self.due_at.isoformat()}"

@@ -9,6 +9,7 @@ import random
 import time
 from pathlib import Path
 
+from memories.guard import rules
 from memories.guard import screen as sc
 
 SIZE = 100_000
@@ -36,12 +37,12 @@ def best_ms(text: str) -> float:
 
 
 def main() -> None:
-    full = sc.REDACT_RULES
+    full = rules.REDACT_RULES
     without = tuple(r for r in full if r.id not in ("card_number", "iban"))
     for name, text in _texts().items():
-        sc.REDACT_RULES = without
+        sc.REDACT_RULES = without  # type: ignore[attr-defined]  # the module-level table screen_text reads
         before = best_ms(text)
-        sc.REDACT_RULES = full
+        sc.REDACT_RULES = full  # type: ignore[attr-defined]
         after = best_ms(text)
         print(f"{name}: {before:.1f} ms without, {after:.1f} ms with the payment rules")
 
