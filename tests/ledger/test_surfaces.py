@@ -77,3 +77,17 @@ def test_mcp_and_rest_give_the_same_answers_and_error_texts(live_server: LiveSer
     for tool, path, key, body in cases:
         message = rest(key, path, body).json()["error"]["message"]
         assert mcp_call(live_server, key, tool, body) == (True, f"Error executing tool {tool}: {message}"), tool
+
+
+def test_oauth_tokens_need_the_ledger_scope_of_each_ledger_tool() -> None:
+    from memories.mcp.tools import scope_of_tool
+
+    scopes = scope_of_tool()
+    assert {t: scopes[t] for t in scopes if t.startswith("ledger_")} == {
+        "ledger_record": "ledger:write",
+        "ledger_reverse": "ledger:write",
+        "ledger_list": "ledger:read",
+        "ledger_balance": "ledger:read",
+        "ledger_upcoming": "ledger:read",
+    }
+    assert (scopes["remember"], scopes["search"]) == ("memory:write", "memory:read")
