@@ -13,7 +13,15 @@ from django.db.models.functions import Lower
 
 SCOPE_READ = "memory:read"
 SCOPE_WRITE = "memory:write"
-ALL_SCOPES = (SCOPE_READ, SCOPE_WRITE)
+SCOPE_LEDGER_READ = "ledger:read"
+SCOPE_LEDGER_WRITE = "ledger:write"
+MEMORY_SCOPES = (SCOPE_READ, SCOPE_WRITE)
+LEDGER_SCOPES = (SCOPE_LEDGER_READ, SCOPE_LEDGER_WRITE)
+ALL_SCOPES = (*MEMORY_SCOPES, *LEDGER_SCOPES)
+# A key gets the memory scopes unless its creator asks for more: the ledger holds financial
+# records, so reaching it is a choice made per key (docs/ledger.md, "Scopes"); keys made before
+# the ledger existed keep exactly the scopes they had.
+DEFAULT_KEY_SCOPES = MEMORY_SCOPES
 
 
 class UserManager(BaseUserManager["User"]):

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts import keys, limits
-from accounts.models import ALL_SCOPES, Account, ApiKey, AuditEvent, Project, User
+from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Account, ApiKey, AuditEvent, Project, User
 from mmw import text
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Membership
@@ -96,7 +96,7 @@ def api_key_create(
     project: Project,
     name: str = "",
     device_label: str = "",
-    scopes: Iterable[str] = ALL_SCOPES,
+    scopes: Iterable[str] = DEFAULT_KEY_SCOPES,
 ) -> IssuedKey:
     """Issue a key for ``user`` bound to ``project``; the user must be an active member."""
     wanted = sorted(set(scopes))

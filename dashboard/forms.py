@@ -6,7 +6,14 @@ from typing import Any
 
 from django import forms
 
-from accounts.models import ALL_SCOPES, SCOPE_READ, SCOPE_WRITE
+from accounts.models import (
+    ALL_SCOPES,
+    DEFAULT_KEY_SCOPES,
+    SCOPE_LEDGER_READ,
+    SCOPE_LEDGER_WRITE,
+    SCOPE_READ,
+    SCOPE_WRITE,
+)
 from memories import inputs
 from orgs.models import Membership
 
@@ -19,7 +26,12 @@ class OrganizationForm(forms.Form):
     name = forms.CharField(max_length=200, label="Organisation name")
 
 
-SCOPE_CHOICES = [(SCOPE_READ, "memory:read — search and read"), (SCOPE_WRITE, "memory:write — remember and forget")]
+SCOPE_CHOICES = [
+    (SCOPE_READ, "memory:read — search and read"),
+    (SCOPE_WRITE, "memory:write — remember and forget"),
+    (SCOPE_LEDGER_READ, "ledger:read — list entries, balances and reminders"),
+    (SCOPE_LEDGER_WRITE, "ledger:write — record and reverse ledger entries"),
+]
 
 
 class KeyForm(forms.Form):
@@ -29,7 +41,7 @@ class KeyForm(forms.Form):
     )
     scopes = forms.MultipleChoiceField(
         choices=SCOPE_CHOICES,
-        initial=list(ALL_SCOPES),
+        initial=list(DEFAULT_KEY_SCOPES),
         widget=forms.CheckboxSelectMultiple,
     )
 

@@ -58,6 +58,19 @@ class RelationType(models.TextChoices):
     DERIVED_FROM = "derived_from", "derived from"
 
 
+def visibility_rule(principal: Principal) -> Q | None:
+    """The filter of what ``principal`` may read among rows carrying ``account``, ``project``,
+    ``author``, ``visibility`` and ``department_ids`` (``Memory.objects.visible_to`` explains the
+    rule; ledger entries share it), or ``None`` when the principal reads nothing."""
+    membership = principal.membership
+    if not membership.is_active or membership.account_id != principal.account.pk:
+        return None
+    rule = Q(visibility__in=[Visibility.PROJECT, Visibility.ORG]) | Q(author_id=principal.user.pk)
+    if principal.department_ids:
+        rule |= Q(visibility=Visibility.DEPARTMENT, department_ids__overlap=sorted(principal.department_ids))
+    return Q(account_id=principal.account.pk, project_id=principal.project.pk) & rule
+
+
 class MemoryQuerySet(models.QuerySet["Memory"]):
     def live(self) -> MemoryQuerySet:
         """Not forgotten and not past ``expires_at`` (the expiry job forgets those later)."""
@@ -78,13 +91,10 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         An author always reads their own records. A principal whose membership is inactive (or
         not of this account) reads nothing. Roles do not widen reading: auditors, members, admins
         and owners read the same records; roles only decide who may write."""
-        membership = principal.membership
-        if not membership.is_active or membership.account_id != principal.account.pk:
+        rule = visibility_rule(principal)
+        if rule is None:
             return self.none()
-        rule = Q(visibility__in=[Visibility.PROJECT, Visibility.ORG]) | Q(author_id=principal.user.pk)
-        if principal.department_ids:
-            rule |= Q(visibility=Visibility.DEPARTMENT, department_ids__overlap=sorted(principal.department_ids))
-        return self.filter(account_id=principal.account.pk, project_id=principal.project.pk).filter(rule)
+        return self.filter(rule)
 
 
 class Memory(models.Model):

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ledger import inputs as ledger_inputs
 from memories import inputs
 from transcripts import inputs as session_inputs
 
-# Every MCP tool's parameter table: the memory operations and the session ones.
-TOOLS = {**inputs.OPERATIONS, **session_inputs.OPERATIONS}
+# Every MCP tool's parameter table: the memory operations, the session ones and the ledger's.
+TOOLS = {**inputs.OPERATIONS, **session_inputs.OPERATIONS, **ledger_inputs.OPERATIONS}
 _BLOCK = re.compile(r"(<!-- generated: parameters (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
 
 

@@ -17,6 +17,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("memories.api.urls")),
     path("api/v1/", include("datarights.urls")),
+    path("api/v1/", include("ledger.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
     path("", include("datarights.page_urls")),

@@ -48,7 +48,7 @@ REGISTRATION_BODY_BYTES = 16 * 1024
 _provider = MmwProvider()
 _authenticator = MmwClientAuthenticator(_provider)
 _registration = ClientRegistrationOptions(
-    enabled=True, valid_scopes=list(services.GRANTABLE_SCOPES), default_scopes=list(services.GRANTABLE_SCOPES)
+    enabled=True, valid_scopes=list(services.GRANTABLE_SCOPES), default_scopes=list(services.DEFAULT_SCOPES)
 )
 
 

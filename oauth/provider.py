@@ -57,7 +57,7 @@ def _client_info(client: models.Client) -> ExactRedirectClient:
         registered_redirects=list(client.redirect_uris),
         grant_types=client.grant_types or ["authorization_code", "refresh_token"],
         token_endpoint_auth_method=client.token_endpoint_auth_method,
-        scope=client.scope or " ".join(services.GRANTABLE_SCOPES),
+        scope=client.scope or " ".join(services.DEFAULT_SCOPES),
         client_id_issued_at=int(client.created_at.timestamp()),
     )
 

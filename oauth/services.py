@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.keys import ACCESS_TOKEN_PREFIX, principal_for
-from accounts.models import ALL_SCOPES, Project, User
+from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Project, User
 from accounts.services import audit_record
 from mmw import text
 from mmw.errors import Forbidden, InvalidInput
@@ -34,8 +34,10 @@ CODE_PREFIX = "mmwac_"
 MAX_REDIRECT_URIS = 5
 MAX_REDIRECT_URI_LENGTH = 2000
 MAX_CLIENT_NAME = 200
-# The scopes a person may grant; ledger:* are listed once the ledger exists (SPEC §12).
+# The scopes a person may grant (SPEC §10). A client that names none asks for the memory scopes
+# only: the ledger's financial records are granted when a client asks for them (docs/ledger.md).
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
+DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
 
 
 def digest(raw: str) -> str:
@@ -136,7 +138,7 @@ def authorization_begin(
     resource: str,
 ) -> PendingAuthorization:
     """Park a validated authorization request until the person answers on the consent page."""
-    wanted = sorted(set(scopes or GRANTABLE_SCOPES))
+    wanted = sorted(set(scopes or DEFAULT_SCOPES))
     unknown = [s for s in wanted if s not in GRANTABLE_SCOPES]
     if unknown:
         raise InvalidInput(f"unknown scope(s): {', '.join(unknown)}")

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
 
-from accounts.models import ALL_SCOPES, SCOPE_READ, Account, Project
+from accounts.models import ALL_SCOPES, SCOPE_LEDGER_READ, SCOPE_READ, Account, Project
 
 
 class Membership(models.Model):
@@ -44,7 +44,7 @@ class Membership(models.Model):
         """The scopes worth offering this member on a new key: what the role lets them do
         (an auditor reads only). Writes are still checked against the role at every call, since
         a role can change after a key is issued."""
-        return tuple(ALL_SCOPES) if self.may_write else (SCOPE_READ,)
+        return tuple(ALL_SCOPES) if self.may_write else (SCOPE_READ, SCOPE_LEDGER_READ)
 
     @property
     def manages(self) -> bool:

@@ -29,6 +29,8 @@ from oauth.models import Grant, PendingAuthorization
 SCOPE_TEXT = {
     "memory:read": "Search and read memories in the project",
     "memory:write": "Remember and forget memories in the project",
+    "ledger:read": "List ledger entries, balances and reminders in the project",
+    "ledger:write": "Record and reverse ledger entries in the project",
 }
 
 

@@ -533,9 +533,11 @@ def add_components_and_healthz(result: JSON, generator: Any, request: Any, publi
     """drf-spectacular post-processing hook: the shared schemas, the paths as SPEC writes them
     (the routes take an optional trailing slash; drf-spectacular renders it as required), and
     ``/healthz`` (not a DRF view)."""
-    from memories.api.sessions import SESSION_SCHEMAS  # it imports this module
+    from ledger.api import ledger_schemas  # both import this module
+    from memories.api.sessions import SESSION_SCHEMAS
 
-    result.setdefault("components", {}).setdefault("schemas", {}).update({**COMPONENT_SCHEMAS, **SESSION_SCHEMAS})
+    schemas = {**COMPONENT_SCHEMAS, **SESSION_SCHEMAS, **ledger_schemas()}
+    result.setdefault("components", {}).setdefault("schemas", {}).update(schemas)
     paths = {path.rstrip("/") if path != "/" else path: item for path, item in result.get("paths", {}).items()}
     result["paths"] = {**paths, "/healthz": HEALTHZ}
     return result

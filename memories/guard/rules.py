@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memories.guard import payments as pay
 from memories.guard import poisoning as p
 from memories.guard import secrets as s
 from memories.guard.textviews import Views
@@ -114,6 +115,8 @@ RULES: tuple[Rule, ...] = (
     Rule("cli_credentials", "redact", "curl -u user:pass, mysql -pPASS, sshpass -p PASS", func=s.cli_credentials),
     Rule("password_assignment", "redact", "value of a password-named key", func=s.password_assignments),
     Rule("secret_assignment", "redact", "high-entropy value of a secret-named key", func=s.secret_assignments),
+    Rule("card_number", "redact", "payment card number (Luhn-valid PAN)", func=pay.card_numbers, gate=pay.has_digits),
+    Rule("iban", "redact", "IBAN (registry length, mod-97 checksum)", func=pay.ibans, gate=pay.has_digits),
 )
 
 REFUSE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.kind == "refuse")

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from accounts.keys import Principal, bearer_token, resolve_key
-from accounts.models import ALL_SCOPES, SCOPE_READ
+from accounts.models import MEMORY_SCOPES, SCOPE_READ
 from memories.mcp.threads import run_sync
 from oauth import config
 
@@ -95,7 +95,7 @@ class BearerGate:
         user = scope.get("user")
         token = user.access_token if isinstance(user, AuthenticatedUser) else None
         if not isinstance(token, PrincipalToken):
-            await _challenge(401, "invalid_token", "Authentication required", " ".join(ALL_SCOPES))(
+            await _challenge(401, "invalid_token", "Authentication required", " ".join(MEMORY_SCOPES))(
                 scope, receive, send
             )
             return

@@ -17,15 +17,20 @@ re-read the source and store the current fact), or "conflict" (another live reco
 fact_key says something else: show the human both, never pick one silently).
 Records are never overwritten; remove a wrong or outdated one explicitly with forget.
 Visibility, not scope, decides who sees a record. Secrets are redacted before storage, and text
-that tries to instruct agents is refused."""
+that tries to instruct agents is refused.
+Financial records never go into memory: record transactions and payment reminders with
+ledger_record (keys with the ledger:write scope), and read them with ledger_list, ledger_balance
+and ledger_upcoming."""
 
 REMEMBER = """\
 Store a new durable fact, decision or convention in the memory of the key's project.
 
 Use it when you learn something worth keeping across sessions. Write content that stands on its
-own (no "as discussed above"). remember never updates or deletes anything: saving again with the
-same fact_key adds a newer version, and the older versions stay live, marked as not the latest;
-if their contents differ, all of them are in "conflict" until a person forgets the wrong one.
+own (no "as discussed above"). Money is not memory: payments, invoices, amounts and payment
+reminders go to the ledger (ledger_record), whose exact amounts can be summed and reversed.
+remember never updates or deletes anything: saving again with the same fact_key adds a newer
+version, and the older versions stay live, marked as not the latest; if their contents differ,
+all of them are in "conflict" until a person forgets the wrong one.
 
 Key parameters:
 - content (required): the fact itself, 1-100,000 characters.
@@ -162,3 +167,45 @@ Use it when a person asks to remove a conversation from MMW. Your own session is
 when another member shared one with the same id. It cannot be uploaded again afterwards (the
 upload answers 409). Returns {client, session_id, forgotten: true|false, at}; a session that does
 not exist or that you cannot see is not an error: forgotten is false."""
+
+LEDGER_RECORD = """\
+Append one entry to the project's ledger: a transaction (money that moved) or a reminder (money
+falling due). Use this, never remember, for payments, invoices, refunds, subscriptions, salaries
+and anything else with an amount: the ledger keeps the amount exact, sums it per currency, and can
+reverse it; a memory record cannot.
+
+Key parameters:
+- kind (required): "transaction" or "reminder".
+- amount (required): a decimal STRING, signed ("-1240.18" paid out, "2500" received), with at most
+  the currency's minor units (JPY none, EUR two, BHD three); never a JSON number.
+- currency (required): ISO 4217 code in upper case.
+- occurred_at (transactions, default now) / due_at (reminders, required) and repeat
+  ("FREQ=MONTHLY;COUNT=12": daily, weekly, monthly, yearly; month ends are clamped).
+- counterparty, category, memo, tags, visibility ("project" by default).
+- reference: your own id (invoice or payment id). Recording the same reference again with the same
+  content returns the stored entry (replayed: true); with other content it fails with a 409.
+
+Entries are append-only: to correct or cancel one, use ledger_reverse. Card numbers and IBANs in
+any text field are redacted; text that tries to instruct agents is refused."""
+
+LEDGER_LIST = """\
+List ledger entries you may read, newest first, one page at a time (limit, offset; next_offset is
+null on the last page). Filters: kind, since/until (occurred_at, or due_at for reminders),
+category, counterparty, currency, text (words in memo or counterparty). Each entry says whether it
+reverses another (reverses) or was reversed (reversed_by)."""
+
+LEDGER_BALANCE = """\
+Sum the transactions you may read, per currency (amounts are never added across currencies),
+optionally per category (by_category) and per calendar month in UTC (by_month), within
+since/until, for one currency or category. Reversed entries and their reversals are left out, so
+a reversal nets its original out of every period. Balances are exact decimal strings."""
+
+LEDGER_REVERSE = """\
+Correct or cancel a ledger entry by appending its reversal: the same currency and category, the
+opposite amount, your reason as its memo. Nothing is edited or deleted. An entry can be reversed
+once, and a reversal cannot itself be reversed (409). Reversing a reminder cancels it."""
+
+LEDGER_UPCOMING = """\
+Reminders falling due from now up to until (default 30 days ahead, at most 366), repeats expanded
+into one item per occurrence, soonest first; cancelled (reversed) reminders are left out. Use it
+before planning payments or when asked what is due."""

@@ -1,4 +1,4 @@
-"""The MCP tools (eight on memories, two on sessions): each passes its raw arguments to the
+"""The MCP tools (eight on memories, two on sessions, five on the ledger): each passes its raw arguments to the
 service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
@@ -24,7 +24,11 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_READ, SCOPE_WRITE
+from accounts.models import SCOPE_LEDGER_READ, SCOPE_LEDGER_WRITE, SCOPE_READ, SCOPE_WRITE
+from ledger import inputs as ledger_inputs
+from ledger import presenters as ledger_presenters
+from ledger import selectors as ledger_selectors
+from ledger import services as ledger_services
 from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions, resources, schemas
 from memories.mcp.auth import principal_of
@@ -54,6 +58,7 @@ class ToolSpec:
     annotations: ToolAnnotations
     answer: Any  # the answer's TypedDict (or a union of them): the source of the outputSchema
     linked: Callable[[Mapping[str, Any]], list[presenters.Record]] | None = None  # records to link as resources
+    scope: str | None = None  # the scope it needs, when not memory:read / memory:write by its annotations
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
@@ -103,6 +108,26 @@ def _forget_session(
     principal: Principal, arguments: Any, headers: Mapping[str, str]
 ) -> session_presenters.SessionForgotten:
     return session_services.session_forget(principal=principal, payload=arguments)
+
+
+def _ledger_record(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
+    return ledger_services.ledger_record(principal=principal, payload=arguments)
+
+
+def _ledger_list(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Listed:
+    return ledger_selectors.ledger_list(principal=principal, payload=arguments)
+
+
+def _ledger_balance(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Balances:
+    return ledger_selectors.ledger_balance(principal=principal, payload=arguments)
+
+
+def _ledger_reverse(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
+    return ledger_services.ledger_reverse(principal=principal, payload=arguments)
+
+
+def _ledger_upcoming(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Upcoming:
+    return ledger_selectors.ledger_upcoming(principal=principal, payload=arguments)
 
 
 def _results(answer: Mapping[str, Any]) -> list[presenters.Record]:
@@ -191,14 +216,66 @@ SPECS: tuple[ToolSpec, ...] = (
         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
         session_presenters.SessionForgotten,
     ),
+    ToolSpec(
+        "ledger_record",
+        "Record a transaction or reminder",
+        ledger_inputs.RECORD,
+        descriptions.LEDGER_RECORD,
+        _ledger_record,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        ledger_presenters.Recorded,
+        scope=SCOPE_LEDGER_WRITE,
+    ),
+    ToolSpec(
+        "ledger_list",
+        "List ledger entries",
+        ledger_inputs.LIST,
+        descriptions.LEDGER_LIST,
+        _ledger_list,
+        _READ,
+        ledger_presenters.Listed,
+        scope=SCOPE_LEDGER_READ,
+    ),
+    ToolSpec(
+        "ledger_balance",
+        "Ledger balances",
+        ledger_inputs.BALANCE,
+        descriptions.LEDGER_BALANCE,
+        _ledger_balance,
+        _READ,
+        ledger_presenters.Balances,
+        scope=SCOPE_LEDGER_READ,
+    ),
+    ToolSpec(
+        "ledger_reverse",
+        "Reverse a ledger entry",
+        ledger_inputs.REVERSE,
+        descriptions.LEDGER_REVERSE,
+        _ledger_reverse,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        ledger_presenters.Recorded,
+        scope=SCOPE_LEDGER_WRITE,
+    ),
+    ToolSpec(
+        "ledger_upcoming",
+        "Reminders falling due",
+        ledger_inputs.UPCOMING,
+        descriptions.LEDGER_UPCOMING,
+        _ledger_upcoming,
+        _READ,
+        ledger_presenters.Upcoming,
+        scope=SCOPE_LEDGER_READ,
+    ),
 )
 
 
 def scope_of_tool() -> dict[str, str]:
-    """The scope each tool needs: read-only tools ``memory:read``, the others ``memory:write``
-    (the same split the services enforce; used to answer an OAuth token 403 before the call)."""
+    """The scope each tool needs: the ledger tools their own (``ledger:read`` / ``ledger:write``),
+    the other read-only tools ``memory:read``, the rest ``memory:write`` (the same split the
+    services enforce; used to answer an OAuth token 403 before the call)."""
     return {
-        spec.name: SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE
+        spec.name: spec.scope
+        or (SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE)
         for spec in SPECS
     }
 

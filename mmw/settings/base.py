@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "orgs",
     "memories",
     "transcripts",
+    "ledger",
     "billing",
     "oauth",
     "datarights",

@@ -12,7 +12,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mmw", "accounts", "orgs", "memories", "transcripts", "datarights", "billing", "dashboard", "oauth")
+PACKAGES = (
+    "mmw", "accounts", "orgs", "memories", "transcripts", "ledger", "datarights", "billing", "dashboard", "oauth"
+)  # fmt: skip
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -35,13 +37,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "oauth.selectors",
         ),
     ),
-    ("memory core", ("memories", "transcripts")),
+    ("memory core", ("memories", "transcripts", "ledger")),
     ("data rights", ("datarights",)),
     ("billing", ("billing",)),
     (
         "interfaces",
         (
-            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin",
+            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "ledger.api", "ledger.urls",
             "accounts.admin", "accounts.admin_login", "accounts.management",
             "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
             "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
@@ -114,3 +116,5 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert layer_of("transcripts.services") == layer_of("memories.search")  # sessions sit beside memories
     assert RANK[layer_of("billing.gate")] > RANK[layer_of("transcripts.selectors")]
     assert RANK[layer_of("memories.services")] < RANK[layer_of("datarights.restore")] < RANK[layer_of("billing.gate")]
+    assert layer_of("ledger.services") == layer_of("memories.guard")  # the ledger sits beside memories
+    assert RANK[layer_of("ledger.api")] > RANK[layer_of("billing.gate")]

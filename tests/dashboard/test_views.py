@@ -301,6 +301,8 @@ def test_an_auditor_is_offered_only_a_read_key(tenancy: Tenancy, dana: Any) -> N
     form = dana_client.get(url).content.decode()
     assert 'value="memory:read"' in form
     assert 'value="memory:write"' not in form
+    assert 'value="ledger:read"' in form
+    assert 'value="ledger:write"' not in form
     refused = dana_client.post(url, {"name": "ci", "scopes": ["memory:read", "memory:write"]})
     assert refused.status_code == 400
     assert not ApiKey.objects.filter(user=dana).exists()

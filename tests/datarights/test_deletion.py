@@ -16,16 +16,18 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.keys import resolve_key
-from accounts.models import Account, ApiKey, AuditEvent, User
+from accounts.models import ALL_SCOPES, Account, ApiKey, AuditEvent, User
 from datarights import deletion
 from datarights import format as fmt
 from datarights.models import AccountDeletion
 from datarights.tasks import enforce_retention
+from ledger import services as ledger_services
 from memories import services
 from memories.models import Memory
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Membership
 from tests.conftest import Tenancy
+from tests.factories import issue_key
 from transcripts.models import Session, Turn
 from transcripts.services import session_add_turns, session_forget_by_id, session_upsert
 
@@ -76,6 +78,15 @@ def fill(tenancy: Tenancy) -> None:
     session_upsert(principal=principal, client="codex", session_id=f"{MARKER}-s", payload={"title": f"{MARKER} chat"})
     turns = [{"position": 0, "role": "user", "content": f"{MARKER} hello"}]
     session_add_turns(principal=principal, client="codex", session_id=f"{MARKER}-s", payload={"turns": turns})
+    ledger_key = resolve_key(issue_key(tenancy.alice.user, tenancy.alice.project, scopes=ALL_SCOPES))
+    assert ledger_key is not None
+    paid = ledger_services.ledger_record(
+        principal=ledger_key,
+        payload={"kind": "transaction", "amount": "-5", "currency": "EUR", "memo": f"{MARKER} paid"},
+    )
+    ledger_services.ledger_reverse(
+        principal=ledger_key, payload={"entry_id": paid["entry"]["id"], "reason": f"{MARKER} refunded"}
+    )
 
 
 def with_password(user: User) -> User:
@@ -97,7 +108,7 @@ def test_account_deletion_closes_at_once_reminds_then_purges_everything(
     tenancy: Tenancy, clock: Clock, django_capture_on_commit_callbacks: Any
 ) -> None:
     fill(tenancy)
-    assert "memories_memory" in tables_holding(MARKER)
+    assert {"memories_memory", "ledger_entry"} <= set(tables_holding(MARKER))
     with django_capture_on_commit_callbacks(execute=True):
         request(tenancy)
     assert mail.outbox[-1].to == ["alice@example.com"]

@@ -23,6 +23,7 @@ ERROR_CLASSES = {
 SOURCES = [
     "memories",
     "transcripts",
+    "ledger",
     "datarights",
     "mmw",
     "billing/gate.py",

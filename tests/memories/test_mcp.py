@@ -30,6 +30,9 @@ READ_ONLY = {
     "recall_context",
     "list_workspaces",
     "get_memory",
+    "ledger_list",
+    "ledger_balance",
+    "ledger_upcoming",
 }
 
 STAGING = {

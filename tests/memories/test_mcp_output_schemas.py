@@ -21,10 +21,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent, Tool
 
+from accounts.models import ALL_SCOPES
 from memories.mcp import schemas
 from memories.mcp.tools import SPECS
 from tests import live
 from tests.conftest import Tenancy
+from tests.factories import issue_key
 from tests.live import LiveServer
 from tests.transcripts.test_surfaces import upload
 
@@ -44,7 +46,7 @@ def test_schemas_are_object_rooted_and_closed_schemas_are_valid_json_schema() ->
 
 
 def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServer, tenancy: Tenancy) -> None:
-    key = tenancy.alice.key
+    key = issue_key(tenancy.alice.user, tenancy.alice.project, scopes=ALL_SCOPES)  # memory and ledger
     upload(live_server, key)
     upload(live_server, key, sid="s-2")
 
@@ -71,6 +73,14 @@ def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServe
         await call("forget", {"source_id": "nothing/here"})
         await call("search_sessions", {"query": "pin pgvector in the Dockerfile", "context": 1})
         await call("forget_session", {"client": "claude-code", "session_id": "s-2"})
+        paid = await call("ledger_record", {"kind": "transaction", "amount": "-12.50", "currency": "EUR",
+                                            "reference": "inv-1", "category": "hosting"})  # fmt: skip
+        await call("ledger_record", {"kind": "reminder", "amount": "-900", "currency": "JPY",
+                                     "due_at": "2099-01-31T09:00:00Z", "repeat": "FREQ=MONTHLY"})  # fmt: skip
+        await call("ledger_reverse", {"entry_id": paid["entry"]["id"], "reason": "duplicate"})
+        await call("ledger_list", {"limit": 1})
+        await call("ledger_balance", {"by_category": True, "by_month": True})
+        await call("ledger_upcoming", {})
         return tools, answers
 
     async def run() -> tuple[list[Tool], list[tuple[str, CallToolResult]]]:

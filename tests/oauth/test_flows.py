@@ -109,7 +109,7 @@ def test_metadata_documents_name_each_other(live_server: LiveServer) -> None:
         resource = httpx.get(f"{live_server}{path}").json()
         assert resource["resource"] == f"{live_server}/mcp"
         assert resource["authorization_servers"] == [live_server.url]
-        assert resource["scopes_supported"] == ["memory:read", "memory:write"]
+        assert resource["scopes_supported"] == ["memory:read", "memory:write", "ledger:read", "ledger:write"]
     server = httpx.get(f"{live_server}/.well-known/oauth-authorization-server").json()
     assert server["issuer"] == live_server.url
     assert server["code_challenge_methods_supported"] == ["S256"]

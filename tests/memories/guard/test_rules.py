@@ -249,6 +249,50 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
             "cache_key = f'user'",
         ],
     ),
+    "card_number": (
+        [
+            "card 4111111111111111 exp 12/29",
+            "Visa 4111 1111 1111 1111",
+            "mc: 5555-5555-5555-4444",
+            "amex 3782 822463 10005",
+            "paid with 6011111111111117.",
+            "new MC range 2223003122003222",
+            "pan=4012888888881881",
+            "4111 1111 1111 1111 123",
+        ],
+        [
+            "card 4111111111111112 (Luhn fails)",
+            "Visa 4111 1111 1111 1112",
+            "order #1234567890123452",
+            "order 9999 1234 5678 9016",
+            "call +44 20 7946 0958 or 0612345678",
+            "on 2024-03-15T10:00:00Z",
+            "2024-03-15 2025-01-01",
+            "version 4.111111111111111",
+            "id 4111-1111-1111-1111-1111-1111",
+            "0000 0000 0000 0000",
+            "tracking 1Z999AA10123456784",
+            "ts 1709283600123",
+        ],
+    ),
+    "iban": (
+        [
+            "IBAN DE89370400440532013000",
+            "pay to DE89 3704 0044 0532 0130 00 by Friday",
+            "GB82 WEST 1234 5698 7654 32",
+            "FR1420041010050500013M02606.",
+            "iban: NL91ABNA0417164300",
+        ],
+        [
+            "IBAN DE89370400440532013001",
+            "DE89 3704 0044 0532 0130 01",
+            "DE89370400440532013000123",
+            "GB82 WEST 1234 5698 7654",
+            "ZZ89370400440532013000",
+            "ISO 2024-03-15, RFC 9110, ES2024 spec",
+            "AB12 CD34 EF56 GH78 IJ90",
+        ],
+    ),
 }
 
 
@@ -334,3 +378,23 @@ def test_refuse_rule_makes_screen_text_raise_with_its_reason(rule_id, text):
     with pytest.raises(GuardRejection) as excinfo:
         screen_text(text)
     assert excinfo.value.reason == rule.reason
+
+
+def test_card_numbers_and_ibans_are_redacted_like_secrets_in_every_field():
+    from memories.guard import screen_fields
+
+    clean, redactions = screen_fields(
+        {
+            "content": "paid 4111 1111 1111 1111 today",
+            "tags": ["DE89370400440532013000"],
+            "memo": "order 1234567890123452",
+        }
+    )
+    content, tags = clean["content"], clean["tags"]
+    assert isinstance(content, str)
+    assert isinstance(tags, list)
+    assert content.startswith("paid [REDACTED:card_number:")
+    assert "4111" not in content
+    assert tags[0].startswith("[REDACTED:iban:")
+    assert clean["memo"] == "order 1234567890123452"
+    assert {(r.rule_id, r.field) for r in redactions} == {("card_number", "content"), ("iban", "tags")}

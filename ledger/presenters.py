@@ -1,0 +1,108 @@
+"""The shapes of the ledger's answers (docs/ledger.md). Amounts are decimal strings with the
+currency's minor units, never numbers; times RFC 3339 in UTC. Selectors gather, these only format."""
+
+from __future__ import annotations
+
+from typing import NotRequired
+
+from typing_extensions import TypedDict
+
+from accounts.keys import Principal
+from ledger.currencies import format_amount
+from ledger.models import Entry
+from memories.presenters import API_VERSION, Author, author
+
+
+class LedgerEnvelope(TypedDict):
+    api_version: str
+    tenant_id: str
+    project_id: str
+    notice: NotRequired[str]
+
+
+class EntryShape(TypedDict):
+    id: str
+    kind: str
+    amount: str
+    currency: str
+    occurred_at: str | None
+    due_at: str | None
+    repeat: str | None
+    counterparty: str
+    category: str
+    memo: str
+    reference: str | None
+    tags: list[str]
+    visibility: str
+    reverses: str | None
+    reversed_by: str | None
+    author: Author
+    created_at: str
+
+
+class Recorded(LedgerEnvelope):
+    entry: EntryShape
+    replayed: bool
+
+
+class Listed(LedgerEnvelope):
+    entries: list[EntryShape]
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class BalanceLine(TypedDict):
+    currency: str
+    balance: str
+    entries: int
+    category: NotRequired[str]
+    month: NotRequired[str]
+
+
+class Balances(LedgerEnvelope):
+    balances: list[BalanceLine]
+
+
+class Occurrence(TypedDict):
+    due_at: str
+    entry: EntryShape
+
+
+class Upcoming(LedgerEnvelope):
+    until: str
+    reminders: list[Occurrence]
+
+
+def envelope(principal: Principal, notice: str | None) -> LedgerEnvelope:
+    answer: LedgerEnvelope = {
+        "api_version": API_VERSION,
+        "tenant_id": principal.account.tenant_id,
+        "project_id": str(principal.project.id),
+    }
+    if notice is not None:
+        answer["notice"] = notice
+    return answer
+
+
+def entry(e: Entry, *, reversed_by: str | None = None) -> EntryShape:
+    """One entry; ``reversed_by`` is the id of its reversal when the selector found one."""
+    return {
+        "id": str(e.id),
+        "kind": e.kind,
+        "amount": format_amount(e.amount, e.currency),
+        "currency": e.currency,
+        "occurred_at": e.occurred_at.isoformat() if e.occurred_at else None,
+        "due_at": e.due_at.isoformat() if e.due_at else None,
+        "repeat": e.repeat or None,
+        "counterparty": e.counterparty,
+        "category": e.category,
+        "memo": e.memo,
+        "reference": e.reference,
+        "tags": list(e.tags),
+        "visibility": e.visibility,
+        "reverses": str(e.reverses_id) if e.reverses_id else None,
+        "reversed_by": reversed_by,
+        "author": author(e),  # type: ignore[arg-type]  # the same author fields as a record
+        "created_at": e.created_at.isoformat(),
+    }

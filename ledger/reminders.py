@@ -1,0 +1,66 @@
+"""Due reminders reach their author by e-mail (SPEC §12): ``send_due_reminders`` runs from beat
+(``ledger.tasks``) and sends one e-mail per occurrence that fell due within the look-back window,
+once: a ``ReminderNotice`` row per (reminder, occurrence) is inserted in the same transaction
+that queues the e-mail (``mmw.mail.send_on_commit``), under a unique constraint, so a restart, a
+late run or two overlapping runs never send an occurrence twice. The look-back (a day) bounds
+what a stopped beat catches up on: an occurrence older than that is not e-mailed late.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
+
+from ledger.currencies import format_amount
+from ledger.models import Entry, Kind, ReminderNotice
+from ledger.repeat import occurrences, parse_repeat
+from mmw.mail import send_on_commit
+
+LOOKBACK = timedelta(days=1)
+
+
+def due_occurrences(*, now: datetime, lookback: timedelta = LOOKBACK) -> list[tuple[Entry, datetime]]:
+    """Occurrences in ``(now - lookback, now]`` of live reminders (not reversed, not a reversal)
+    whose author is still an active user."""
+    start = now - lookback
+    reminders = (
+        Entry.objects.filter(kind=Kind.REMINDER, reverses__isnull=True, due_at__lte=now, author__is_active=True)
+        .exclude(Exists(Entry.objects.filter(reverses=OuterRef("pk"))))
+        .select_related("author", "project")
+    )
+    found = []
+    for reminder in reminders.iterator():
+        assert reminder.due_at is not None
+        rule = parse_repeat(reminder.repeat) if reminder.repeat else None
+        found += [(reminder, at) for at in occurrences(reminder.due_at, rule, start=start, end=now) if at > start]
+    return found
+
+
+def send_due_reminders(*, now: datetime, lookback: timedelta = LOOKBACK) -> int:
+    """E-mail each due occurrence not e-mailed yet; returns how many e-mails were queued."""
+    sent = 0
+    for reminder, at in due_occurrences(now=now, lookback=lookback):
+        try:
+            with transaction.atomic():
+                _, created = ReminderNotice.objects.get_or_create(entry=reminder, due_at=at)
+                if created:
+                    _mail(reminder, at)
+                    sent += 1
+        except IntegrityError:
+            continue  # another run inserted it first: that run sends the e-mail
+    return sent
+
+
+def _mail(reminder: Entry, at: datetime) -> None:
+    assert reminder.author is not None
+    amount = f"{format_amount(reminder.amount, reminder.currency)} {reminder.currency}"
+    who = f" to {reminder.counterparty}" if reminder.counterparty else ""
+    body = (
+        f"A payment reminder in project {reminder.project.name} is due {at.isoformat()}:\n\n"
+        f"  {amount}{who}\n  {reminder.category}\n  {reminder.memo}\n\n"
+        f"Reminder id: {reminder.id}. Cancel it with ledger_reverse; list what is due with ledger_upcoming.\n"
+    )
+    send_on_commit(subject=f"[MMW] Due: {amount}{who}", body=body, recipients=[reminder.author.email],
+                   what=f"reminder {reminder.id}")  # fmt: skip

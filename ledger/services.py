@@ -1,0 +1,199 @@
+"""Everything that writes the ledger: ``ledger_record`` and ``ledger_reverse`` (docs/ledger.md).
+
+Each takes the caller's ``Principal`` and the raw JSON object of the call, parses it with
+``ledger.inputs`` and answers the same on REST and MCP. The checks run in remember's order
+(``memories.admission``: rate, scope, role, billing state), text fields pass the Memory Guard
+(card numbers and IBANs redacted, poisoning refused), and every write is audited.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.keys import Principal
+from accounts.models import SCOPE_LEDGER_WRITE
+from accounts.services import audit_record
+from ledger import inputs, presenters
+from ledger.currencies import check_currency, format_amount, parse_amount
+from ledger.models import Entry, Kind
+from ledger.repeat import parse_repeat
+from memories import admission, guard
+from memories.inputs import parse
+from memories.models import Visibility
+from memories.record_rules import parse_occurred_at, parse_time_filter, request_hash
+from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
+from mmw.locks import advisory_xact_lock
+
+SCREENED = ("counterparty", "category", "memo", "reference", "tags")
+REFERENCE_CONFLICT = "409 Conflict: reference was used with different content"
+ALREADY_REVERSED = "409 Conflict: entry was already reversed"
+
+
+def begin_write(principal: Principal) -> admission.Admission:
+    """The checks every ledger write makes, once per call, in remember's order."""
+    admitted = admission.admit(principal)
+    admitted.check_rate()
+    if SCOPE_LEDGER_WRITE not in principal.scopes:
+        raise Forbidden("403 Forbidden: key lacks ledger:write")
+    if not principal.membership.may_write:
+        raise Forbidden("membership may not write in this organization")
+    admitted.ensure_may_write()
+    return admitted
+
+
+def _screen(principal: Principal, values: dict[str, Any]) -> dict[str, Any]:
+    fields = {name: values[name] for name in SCREENED}
+    try:
+        clean, _ = guard.screen_fields(fields, secrets_mode=principal.project.guard_secrets_mode)
+    except guard.GuardRejection as exc:
+        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
+    return {**values, **clean}
+
+
+def _entry_fields(values: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The checked columns of a new entry (product rules after the shape checks of ``parse``)."""
+    kind = values["kind"]
+    if kind not in inputs.KINDS:
+        raise InvalidInput('kind must be "transaction" or "reminder"')
+    if values["visibility"] not in inputs.VISIBILITY:
+        raise InvalidInput("visibility must be one of author, department, project, org")
+    currency = check_currency(values["currency"])
+    amount = parse_amount(values["amount"], currency)
+    fields: dict[str, Any] = {"kind": kind, "amount": amount, "currency": currency, "repeat": ""}
+    if kind == Kind.TRANSACTION:
+        if values["due_at"] is not None or values["repeat"] is not None:
+            raise InvalidInput("due_at and repeat are for reminders; a transaction has occurred_at")
+        occurred = values["occurred_at"]
+        fields["occurred_at"] = parse_occurred_at(occurred, now=now) if occurred is not None else now
+    else:
+        if values["occurred_at"] is not None:
+            raise InvalidInput("a reminder has due_at, not occurred_at")
+        if values["due_at"] is None:
+            raise InvalidInput("due_at is required for a reminder")
+        fields["due_at"] = parse_time_filter("due_at", values["due_at"])
+        fields["repeat"] = parse_repeat(values["repeat"]).text() if values["repeat"] is not None else ""
+    for name in ("counterparty", "category", "memo"):
+        fields[name] = (values[name] or "").strip()
+    fields["tags"] = sorted(set(values["tags"] or []))
+    fields["reference"] = values["reference"]
+    fields["visibility"] = values["visibility"]
+    return fields
+
+
+def _digest(fields: Mapping[str, Any]) -> str:
+    """What makes two entries with one reference "the same content" (the time of a transaction
+    left to its default is not part of it: a replay an hour later is still the same entry)."""
+    same = {k: v for k, v in fields.items() if k not in ("reference", "occurred_at")}
+    same["amount"] = format_amount(fields["amount"], fields["currency"])
+    return request_hash(same)
+
+
+def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
+    """Append one entry. With a ``reference`` the caller already used (in this project), the same
+    content answers the stored entry (``replayed``), other content is a 409."""
+    values = parse(inputs.RECORD, payload)
+    now = timezone.now()
+    fields = _entry_fields(_screen(principal, values), now)
+    admitted = begin_write(principal)
+    digest = _digest(fields)
+    explicit_time = values["occurred_at"] is not None
+    with transaction.atomic():
+        if fields["reference"] is not None:
+            advisory_xact_lock("ledger", f"{principal.project.pk}:{principal.user.pk}:{fields['reference']}")
+            found = Entry.objects.filter(
+                project=principal.project, author=principal.user, reference=fields["reference"]
+            ).first()
+            if found is not None:
+                if found.content_digest != digest or (explicit_time and found.occurred_at != fields["occurred_at"]):
+                    raise Conflict(REFERENCE_CONFLICT)
+                return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(found),
+                        "replayed": True}  # fmt: skip
+        created = _insert(principal, fields, digest)
+        _audit(principal, "ledger.recorded", created)
+    return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+
+
+def _insert(principal: Principal, fields: dict[str, Any], digest: str, reverses: Entry | None = None) -> Entry:
+    """A reversal is seen by whoever sees its original: it keeps the original's departments."""
+    if reverses is not None:
+        departments = list(reverses.department_ids)
+    else:
+        departments = sorted(principal.department_ids) if fields["visibility"] == Visibility.DEPARTMENT else []
+    return Entry.objects.create(
+        account=principal.account,
+        project=principal.project,
+        author=principal.user,
+        api_key=principal.api_key,
+        device_label=principal.device_label,
+        department_ids=departments,
+        content_digest=digest,
+        reverses=reverses,
+        **fields,
+    )
+
+
+def _audit(principal: Principal, action: str, entry: Entry) -> None:
+    audit_record(
+        action=action,
+        account=principal.account,
+        actor_user=principal.user,
+        actor_key=principal.api_key,
+        target_type="ledger_entry",
+        target_id=str(entry.id),
+        data={"project": str(principal.project.id), "kind": entry.kind, "currency": entry.currency},
+    )
+
+
+def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
+    """Append the entry that cancels ``entry_id``: the same kind, currency and category, the
+    opposite amount, ``reason`` as its memo. A reversed entry, or a reversal, cannot be reversed
+    (409); an entry the caller cannot see is not found."""
+    values = parse(inputs.REVERSE, payload)
+    if not values["reason"].strip():
+        raise InvalidInput("reason must not be empty")
+    screened = _screen(principal, {"counterparty": None, "category": None, "memo": values["reason"],
+                                   "reference": None, "tags": None})  # fmt: skip
+    admitted = begin_write(principal)
+    entry_id = _uuid(values["entry_id"])
+    with transaction.atomic():
+        original = Entry.objects.visible_to(principal).select_for_update().filter(pk=entry_id).first()
+        if original is None:
+            raise NotFound("ledger entry not found")
+        if original.reverses_id is not None:
+            raise Conflict("409 Conflict: a reversal cannot itself be reversed")
+        if Entry.objects.filter(reverses=original).exists():
+            raise Conflict(ALREADY_REVERSED)
+        fields = {
+            "kind": original.kind,
+            "amount": -original.amount,
+            "currency": original.currency,
+            "occurred_at": timezone.now() if original.kind == Kind.TRANSACTION else None,
+            "due_at": original.due_at,
+            "repeat": "",
+            "counterparty": original.counterparty,
+            "category": original.category,
+            "memo": screened["memo"].strip(),
+            "reference": None,
+            "tags": list(original.tags),
+            "visibility": original.visibility,
+        }
+        try:
+            with transaction.atomic():
+                created = _insert(principal, fields, _digest(fields), reverses=original)
+        except IntegrityError:
+            raise Conflict(ALREADY_REVERSED) from None
+        _audit(principal, "ledger.reversed", created)
+    return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+
+
+def _uuid(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError:
+        raise NotFound("ledger entry not found") from None
