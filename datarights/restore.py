@@ -29,7 +29,7 @@ from accounts.models import SCOPE_WRITE, Account, AuditEvent, Project, User, Wor
 from accounts.services import audit_record
 from datarights import format as fmt
 from datarights.models import AuthorLabel
-from memories import guard, sequence
+from memories import record_rules, sequence
 from memories import tasks as memory_tasks
 from memories.models import Memory, MemoryRelation
 from mmw import bulk
@@ -634,9 +634,9 @@ def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
         "reason": memory.reason,
     }
     try:
-        _, redactions = guard.screen_fields(fields, secrets_mode=secrets_mode)
-    except guard.GuardRejection as exc:
-        raise InvalidInput(f"line {number}: Memory rejected by Security Guard: {exc.reason}") from None
+        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
+    except InvalidInput as exc:
+        raise InvalidInput(f"line {number}: {exc.message}") from None
     if redactions:
         rules = ", ".join(sorted({f"{r.field}: {r.rule_id}" for r in redactions}))
         raise InvalidInput(f"line {number}: holds a secret Memory Guard redacts ({rules}); import refused")

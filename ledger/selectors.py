@@ -25,7 +25,7 @@ from ledger.repeat import occurrences, parse_repeat
 from memories import admission
 from memories.inputs import parse
 from memories.record_rules import parse_time_filter
-from mmw.errors import Forbidden, InvalidInput
+from mmw.errors import InvalidInput
 
 UPCOMING_DEFAULT = timedelta(days=30)
 UPCOMING_MAX = timedelta(days=366)
@@ -33,11 +33,7 @@ MAX_OCCURRENCES = 1000
 
 
 def _begin_read(principal: Principal) -> admission.Admission:
-    admitted = admission.admit(principal)
-    admitted.check_rate()
-    if SCOPE_LEDGER_READ not in principal.scopes:
-        raise Forbidden("403 Forbidden: key lacks ledger:read")
-    return admitted
+    return admission.admit_read(principal, SCOPE_LEDGER_READ)
 
 
 def _times(values: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]:

@@ -23,11 +23,11 @@ from ledger import inputs, presenters
 from ledger.currencies import check_currency, format_amount, parse_amount
 from ledger.models import Entry, Kind
 from ledger.repeat import parse_repeat
-from memories import admission, guard
+from memories import admission, record_rules
 from memories.inputs import parse
 from memories.models import Visibility
 from memories.record_rules import parse_occurred_at, parse_time_filter, request_hash
-from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
+from mmw.errors import Conflict, InvalidInput, NotFound
 from mmw.locks import advisory_xact_lock
 
 SCREENED = ("counterparty", "category", "memo", "reference", "tags")
@@ -36,23 +36,13 @@ ALREADY_REVERSED = "409 Conflict: entry was already reversed"
 
 
 def begin_write(principal: Principal) -> admission.Admission:
-    """The checks every ledger write makes, once per call, in remember's order."""
-    admitted = admission.admit(principal)
-    admitted.check_rate()
-    if SCOPE_LEDGER_WRITE not in principal.scopes:
-        raise Forbidden("403 Forbidden: key lacks ledger:write")
-    if not principal.membership.may_write:
-        raise Forbidden("membership may not write in this organization")
-    admitted.ensure_may_write()
-    return admitted
+    """The checks every ledger write makes, once per call (``admission.admit_write``)."""
+    return admission.admit_write(principal, SCOPE_LEDGER_WRITE)
 
 
 def _screen(principal: Principal, values: dict[str, Any]) -> dict[str, Any]:
     fields = {name: values[name] for name in SCREENED}
-    try:
-        clean, _ = guard.screen_fields(fields, secrets_mode=principal.project.guard_secrets_mode)
-    except guard.GuardRejection as exc:
-        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
+    clean, _ = record_rules.guarded(fields, secrets_mode=principal.project.guard_secrets_mode)
     return {**values, **clean}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from accounts.keys import Principal
+from mmw.errors import Forbidden
 
 
 class Admission(Protocol):
@@ -92,3 +93,28 @@ def install(gatekeeper: Gatekeeper) -> None:
 def admit(principal: Principal) -> Admission:
     """The admission of one call by ``principal``; ask once per call and pass it along."""
     return _gatekeeper.admit(principal)
+
+
+def admit_read(principal: Principal, scope: str) -> Admission:
+    """The admission of one read call: the rate (an API call counts; a person in the dashboard
+    does not, ``Principal.via``), then the key's ``scope`` (``403 Forbidden: key lacks <scope>``)."""
+    admitted = admit(principal)
+    admitted.check_rate()
+    if scope not in principal.scopes:
+        raise Forbidden(f"403 Forbidden: key lacks {scope}")
+    return admitted
+
+
+def admit_write(principal: Principal, scope: str) -> Admission:
+    """The admission of one write call, with the checks every write makes in ``remember``'s
+    order: the rate, the key's ``scope`` (``403 Forbidden: key lacks <scope>``), the member's right
+    to write, the account's billing state. A write with checks of its own between these (forget's
+    workspace state) makes them itself."""
+    admitted = admit(principal)
+    admitted.check_rate()
+    if scope not in principal.scopes:
+        raise Forbidden(f"403 Forbidden: key lacks {scope}")
+    if not principal.membership.may_write:
+        raise Forbidden("membership may not write in this organization")
+    admitted.ensure_may_write()
+    return admitted

@@ -1,5 +1,6 @@
 """Rules about record values (not the Guard's screening rules, which are memories/guard/rules.py):
-importance from tags, expiry parsing, idempotency keys and request hashing, token estimates."""
+importance from tags, expiry parsing, idempotency keys and request hashing, token estimates, and
+how a Guard refusal reaches a caller (``guarded``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memories import guard
+from memories.guard.screen import FieldValue
 from mmw.errors import InvalidInput
 
 KIND_IMPORTANCE: dict[str, float] = {
@@ -115,3 +118,15 @@ def request_hash(values: Mapping[str, Any]) -> str:
 def approx_tokens(text: str) -> int:
     """A model-independent token estimate (~4 characters a token), never below 1."""
     return max(1, (len(text) + 3) // 4)
+
+
+def guarded(
+    fields: Mapping[str, FieldValue], *, secrets_mode: str
+) -> tuple[dict[str, FieldValue], tuple[guard.Redaction, ...]]:
+    """Memory Guard over the text ``fields`` of one write (records, session labels, ledger
+    entries): the clean values and what was redacted; a refusal becomes the SPEC's error,
+    ``Memory rejected by Security Guard: <reason>`` (code ``guard_rejected``)."""
+    try:
+        return guard.screen_fields(fields, secrets_mode=secrets_mode)
+    except guard.GuardRejection as exc:
+        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None

@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Workspace
-from memories import admission, guard, inputs, presenters, record_rules, sequence, tasks, vectors
+from memories import admission, inputs, presenters, record_rules, sequence, tasks, vectors
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
 from memories.vectors import MAX_EMBEDDED_CHARS
 from memories.workspaces import WorkspaceState, workspace_state
@@ -515,8 +515,5 @@ def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], 
         "tags": data.tags,
         "reason": data.reason,
     }
-    try:
-        clean, redactions = guard.screen_fields(fields, secrets_mode=principal.project.guard_secrets_mode)
-    except guard.GuardRejection as exc:
-        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
+    clean, redactions = record_rules.guarded(fields, secrets_mode=principal.project.guard_secrets_mode)
     return dict(clean), [{"field": r.field, "rule": r.rule_id} for r in redactions]

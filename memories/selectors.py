@@ -17,7 +17,7 @@ from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, statuses
 from memories.models import Memory, MemoryRelation, Visibility, workspace_live_counts
 from memories.workspaces import ALL, workspace_state
-from mmw.errors import Forbidden, InvalidInput, NotFound
+from mmw.errors import InvalidInput, NotFound
 
 MAX_LIMIT = 100  # memories.inputs advertises these bounds; the texts are SPEC's
 MIN_TOKEN_BUDGET, MAX_TOKEN_BUDGET = 100, 32_000
@@ -31,11 +31,7 @@ def begin_read(principal: Principal) -> admission.Admission:
     """Every read: an API call counts toward rate limits (a person in the dashboard does not:
     ``Principal.via``) and the key must carry ``memory:read``.
     Returns the call's admission, for ``envelope``."""
-    admitted = admission.admit(principal)
-    admitted.check_rate()
-    if SCOPE_READ not in principal.scopes:
-        raise Forbidden("403 Forbidden: key lacks memory:read")
-    return admitted
+    return admission.admit_read(principal, SCOPE_READ)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE
 from accounts.services import audit_record
-from memories import admission, guard
+from memories import admission, guard, record_rules
 from memories.inputs import parse
 from mmw import text
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
@@ -31,15 +31,8 @@ TURN_LIMIT_TEXT = "project session turn limit exceeded"
 
 
 def _begin_write(principal: Principal) -> admission.Admission:
-    """The checks every session write makes, once per call, in remember's order."""
-    admitted = admission.admit(principal)
-    admitted.check_rate()
-    if SCOPE_WRITE not in principal.scopes:
-        raise Forbidden("403 Forbidden: key lacks memory:write")
-    if not principal.membership.may_write:
-        raise Forbidden("membership may not write in this organization")
-    admitted.ensure_may_write()
-    return admitted
+    """The checks every session write makes, once per call (``admission.admit_write``)."""
+    return admission.admit_write(principal, SCOPE_WRITE)
 
 
 def _forgotten(key: inputs.SessionKey) -> Conflict:
@@ -86,10 +79,7 @@ def session_upsert(
 
 
 def _screen_labels(principal: Principal, labels: dict[str, str | None]) -> dict[str, str | None]:
-    try:
-        clean, _ = guard.screen_fields(labels, secrets_mode=principal.project.guard_secrets_mode)
-    except guard.GuardRejection as exc:
-        raise InvalidInput(f"Memory rejected by Security Guard: {exc.reason}", code="guard_rejected") from None
+    clean, _ = record_rules.guarded(labels, secrets_mode=principal.project.guard_secrets_mode)
     return {k: v if isinstance(v, str) else None for k, v in clean.items()}
 
 
