@@ -7,17 +7,9 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from accounts.keys import Principal
 from ledger.currencies import format_amount
 from ledger.models import Entry
-from memories.presenters import API_VERSION, Author, author
-
-
-class LedgerEnvelope(TypedDict):
-    api_version: str
-    tenant_id: str
-    project_id: str
-    notice: NotRequired[str]
+from memories.presenters import Author, ProjectEnvelope, author
 
 
 class EntryShape(TypedDict):
@@ -40,12 +32,12 @@ class EntryShape(TypedDict):
     created_at: str
 
 
-class Recorded(LedgerEnvelope):
+class Recorded(ProjectEnvelope):
     entry: EntryShape
     replayed: bool
 
 
-class Listed(LedgerEnvelope):
+class Listed(ProjectEnvelope):
     entries: list[EntryShape]
     limit: int
     offset: int
@@ -60,7 +52,7 @@ class BalanceLine(TypedDict):
     month: NotRequired[str]
 
 
-class Balances(LedgerEnvelope):
+class Balances(ProjectEnvelope):
     balances: list[BalanceLine]
 
 
@@ -69,20 +61,9 @@ class Occurrence(TypedDict):
     entry: EntryShape
 
 
-class Upcoming(LedgerEnvelope):
+class Upcoming(ProjectEnvelope):
     until: str
     reminders: list[Occurrence]
-
-
-def envelope(principal: Principal, notice: str | None) -> LedgerEnvelope:
-    answer: LedgerEnvelope = {
-        "api_version": API_VERSION,
-        "tenant_id": principal.account.tenant_id,
-        "project_id": str(principal.project.id),
-    }
-    if notice is not None:
-        answer["notice"] = notice
-    return answer
 
 
 def entry(e: Entry, *, reversed_by: str | None = None) -> EntryShape:

@@ -24,6 +24,7 @@ from ledger.models import Entry, Kind
 from ledger.repeat import occurrences, parse_repeat
 from memories import admission
 from memories.inputs import parse
+from memories.presenters import project_envelope
 from memories.record_rules import parse_time_filter
 from mmw.errors import InvalidInput
 
@@ -79,7 +80,7 @@ def ledger_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> p
     reversals = dict(Entry.objects.filter(reverses__in=[e.pk for e in page]).values_list("reverses_id", "id"))
     shown = [presenters.entry(e, reversed_by=_str(reversals.get(e.pk))) for e in page[:limit]]
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **project_envelope(principal, admitted.notice()),
         "entries": shown,
         "limit": limit,
         "offset": offset,
@@ -118,7 +119,7 @@ def ledger_balance(*, principal: Principal, payload: Mapping[str, Any] | None) -
         rows = rows.annotate(month=TruncMonth("occurred_at"))
         keys.append("month")
     grouped = rows.values(*keys).annotate(total=Sum("amount"), n=Count("id")).order_by(*keys)
-    return {**presenters.envelope(principal, admitted.notice()), "balances": [_line(row) for row in grouped]}
+    return {**project_envelope(principal, admitted.notice()), "balances": [_line(row) for row in grouped]}
 
 
 def _line(row: Mapping[str, Any]) -> presenters.BalanceLine:
@@ -167,4 +168,4 @@ def ledger_upcoming(
     shown: list[presenters.Occurrence] = [
         {"due_at": at.isoformat(), "entry": presenters.entry(e)} for at, e in found[:MAX_OCCURRENCES]
     ]
-    return {**presenters.envelope(principal, admitted.notice()), "until": until.isoformat(), "reminders": shown}
+    return {**project_envelope(principal, admitted.notice()), "until": until.isoformat(), "reminders": shown}

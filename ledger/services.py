@@ -26,6 +26,7 @@ from ledger.repeat import parse_repeat
 from memories import admission, record_rules
 from memories.inputs import parse
 from memories.models import Visibility
+from memories.presenters import project_envelope
 from memories.record_rules import parse_occurred_at, parse_time_filter, request_hash
 from mmw.errors import Conflict, InvalidInput, NotFound
 from mmw.locks import advisory_xact_lock
@@ -102,11 +103,11 @@ def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) ->
             if found is not None:
                 if found.content_digest != digest or (explicit_time and found.occurred_at != fields["occurred_at"]):
                     raise Conflict(REFERENCE_CONFLICT)
-                return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(found),
+                return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(found),
                         "replayed": True}  # fmt: skip
         created = _insert(principal, fields, digest)
         _audit(principal, "ledger.recorded", created)
-    return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
 
 
 def _insert(principal: Principal, fields: dict[str, Any], digest: str, reverses: Entry | None = None) -> Entry:
@@ -179,7 +180,7 @@ def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -
         except IntegrityError:
             raise Conflict(ALREADY_REVERSED) from None
         _audit(principal, "ledger.reversed", created)
-    return {**presenters.envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
 
 
 def _uuid(value: str) -> uuid.UUID:

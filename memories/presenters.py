@@ -32,6 +32,16 @@ class Envelope(TypedDict):
     notice: NotRequired[str]
 
 
+class ProjectEnvelope(TypedDict):
+    """The fields every answer about a whole project carries (sessions, ledger entries: they live
+    in a project, not a workspace); ``notice`` only while billing has one to show."""
+
+    api_version: str
+    tenant_id: str
+    project_id: str
+    notice: NotRequired[str]
+
+
 class Author(TypedDict):
     user: str | None
     device_label: str | None
@@ -210,6 +220,18 @@ class ForgottenSource(Envelope):
 
 
 Answer = Remembered | Found | Got | History | Validation | Recalled | Workspaces | ForgottenOne | ForgottenSource
+
+
+def project_envelope(principal: Principal, notice: str | None) -> ProjectEnvelope:
+    """``ProjectEnvelope``'s fields for ``principal``'s project."""
+    answer: ProjectEnvelope = {
+        "api_version": API_VERSION,
+        "tenant_id": principal.account.tenant_id,
+        "project_id": str(principal.project.id),
+    }
+    if notice is not None:
+        answer["notice"] = notice
+    return answer
 
 
 def envelope(principal: Principal, workspace: str, notice: str | None) -> Envelope:

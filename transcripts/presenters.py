@@ -5,24 +5,12 @@ from them, like the memory tools' from ``memories.presenters``."""
 
 from __future__ import annotations
 
-from typing import NotRequired
-
 from typing_extensions import TypedDict  # pydantic derives JSON Schema from these; on 3.11 it needs this one
 
-from accounts.keys import Principal
-from memories.presenters import API_VERSION
+from memories.presenters import ProjectEnvelope
 from transcripts.models import Session, Turn
 
 WITHHELD = "[withheld by Memory Guard: {reason}]"
-
-
-class SessionEnvelope(TypedDict):
-    """The fields every session answer carries; ``notice`` only while billing has one to show."""
-
-    api_version: str
-    tenant_id: str
-    project_id: str
-    notice: NotRequired[str]
 
 
 class SessionRow(TypedDict):
@@ -57,31 +45,20 @@ class SessionHit(TypedDict):
     context_after: list[TurnRow]
 
 
-class SessionsFound(SessionEnvelope):
+class SessionsFound(ProjectEnvelope):
     """The answer of ``search_sessions``."""
 
     query: str
     results: list[SessionHit]
 
 
-class SessionForgotten(SessionEnvelope):
+class SessionForgotten(ProjectEnvelope):
     """The answer of ``forget_session``."""
 
     client: str
     session_id: str
     forgotten: bool
     at: str
-
-
-def envelope(principal: Principal, notice: str | None) -> SessionEnvelope:
-    answer: SessionEnvelope = {
-        "api_version": API_VERSION,
-        "tenant_id": principal.account.tenant_id,
-        "project_id": str(principal.project.id),
-    }
-    if notice is not None:
-        answer["notice"] = notice
-    return answer
 
 
 def session(s: Session) -> SessionRow:

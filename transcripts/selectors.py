@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounts.keys import Principal
 from memories import search
 from memories.inputs import parse
+from memories.presenters import project_envelope
 from memories.selectors import begin_read
 from mmw.errors import InvalidInput, NotFound
 from transcripts import indexing, inputs, presenters
@@ -70,7 +71,7 @@ def session_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> 
     ordered = qs.order_by(Coalesce("started_at", "created_at").desc(), "-created_at")
     page = list(ordered[v["offset"] : v["offset"] + v["limit"]])
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **project_envelope(principal, admitted.notice()),
         "total": total,
         "sessions": [presenters.session(s) for s in page],
     }
@@ -111,7 +112,7 @@ def _read(principal: Principal, found: Session, after: int | None, limit: int, n
     more = len(page) > limit
     page = page[:limit]
     return {
-        **presenters.envelope(principal, notice),
+        **project_envelope(principal, notice),
         "session": presenters.session(found),
         "turns": [presenters.turn(t) for t in page],
         "next_after": page[-1].position if more and page else None,
@@ -153,7 +154,7 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
         context_weight=indexing.CONTEXT_WEIGHT,
     )
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **project_envelope(principal, admitted.notice()),
         "query": v["query"],
         "results": present_hits(ranked, v["context"]),
     }

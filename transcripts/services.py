@@ -21,6 +21,7 @@ from accounts.models import SCOPE_WRITE
 from accounts.services import audit_record
 from memories import admission, guard, record_rules
 from memories.inputs import parse
+from memories.presenters import project_envelope
 from mmw import text
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
 from mmw.locks import advisory_xact_lock
@@ -75,7 +76,7 @@ def session_upsert(
             if value is not None:
                 setattr(target, name, value)
         target.save()
-    return {**presenters.envelope(principal, admitted.notice()), "session": presenters.session(target)}, created
+    return {**project_envelope(principal, admitted.notice()), "session": presenters.session(target)}, created
 
 
 def _screen_labels(principal: Principal, labels: dict[str, str | None]) -> dict[str, str | None]:
@@ -133,7 +134,7 @@ def session_add_turns(
             transaction.on_commit(lambda: tasks.enqueue_embedding(target_id))
         target.refresh_from_db()
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **project_envelope(principal, admitted.notice()),
         "session": presenters.session(target),
         "created": sum(1 for r in results if r.get("status") == "created"),
         "unchanged": sum(1 for r in results if r.get("status") == "unchanged"),
@@ -213,7 +214,7 @@ def session_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if found is not None:
             forgotten = _forget(principal, found)
     return {
-        **presenters.envelope(principal, admitted.notice()),
+        **project_envelope(principal, admitted.notice()),
         "client": key.client,
         "session_id": key.session_id,
         "forgotten": forgotten,
