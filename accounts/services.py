@@ -13,7 +13,7 @@ from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Account, ApiKey, Aud
 from mmw import text
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Membership
-from orgs.selectors import acting_membership, active_membership, has_project_access
+from orgs.selectors import acting_membership, has_project_access, may_revoke
 
 
 def audit_record(
@@ -137,7 +137,9 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
     """Revoke the key now (idempotent: revoking twice keeps the first time). Allowed to the key's
     holder, an owner or admin of its account, and support staff holding the admin's permission
     to change keys; anyone else gets ``Forbidden`` and nothing changes."""
-    if not _may_revoke(actor, api_key):
+    if not may_revoke(
+        actor, holder_id=api_key.user_id, account=api_key.account, staff_permission="accounts.change_apikey"
+    ):
         raise Forbidden("only the key's holder, an owner or an admin can revoke it")
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
@@ -151,15 +153,6 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
             data={"prefix": api_key.prefix},
         )
     return api_key
-
-
-def _may_revoke(actor: User, api_key: ApiKey) -> bool:
-    if actor.pk == api_key.user_id:
-        return True
-    if actor.is_active and actor.is_staff and actor.has_perm("accounts.change_apikey"):
-        return True
-    membership = active_membership(account=api_key.account, user=actor)
-    return membership is not None and membership.manages
 
 
 # --- projects (created within the plan, renamed, deleted) ---------------------------------------

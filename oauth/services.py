@@ -27,7 +27,7 @@ from accounts.services import audit_record
 from mmw import text
 from mmw.errors import Forbidden, InvalidInput
 from oauth.models import AuthorizationCode, Client, Grant, PendingAuthorization, Token
-from orgs.selectors import active_membership
+from orgs.selectors import may_revoke
 
 REFRESH_TOKEN_PREFIX = "mmwrt_"  # noqa: S105 - a public prefix, not a secret
 CODE_PREFIX = "mmwac_"
@@ -336,7 +336,9 @@ def grant_revoke(*, grant: Grant, actor: User) -> Grant:
     """Revoke a connection now: every token of the grant stops at the next request. Allowed to
     the person who granted it, an owner or admin of the project's account, and support staff with
     the admin's permission; idempotent and audited."""
-    if not _may_revoke(actor, grant):
+    if not may_revoke(
+        actor, holder_id=grant.user_id, account=grant.project.account, staff_permission="oauth.change_grant"
+    ):
         raise Forbidden("only the person who connected the app, an owner or an admin can revoke it")
     if grant.revoked_at is None:
         now = timezone.now()
@@ -352,12 +354,3 @@ def grant_revoke(*, grant: Grant, actor: User) -> Grant:
             data={"client": grant.client.client_name, "client_id": grant.client.client_id},
         )
     return grant
-
-
-def _may_revoke(actor: User, grant: Grant) -> bool:
-    if actor.pk == grant.user_id:
-        return True
-    if actor.is_active and actor.is_staff and actor.has_perm("oauth.change_grant"):
-        return True
-    membership = active_membership(account=grant.project.account, user=actor)
-    return membership is not None and membership.manages

@@ -26,6 +26,18 @@ def active_membership(*, account: Account, user: User) -> Membership | None:
     return Membership.objects.filter(account=account, user=user, is_active=True).first()
 
 
+def may_revoke(actor: User, *, holder_id: int, account: Account, staff_permission: str) -> bool:
+    """Whether ``actor`` may revoke a credential (an API key, an OAuth grant) held by user
+    ``holder_id`` in ``account``: its holder, support staff with ``staff_permission``, or an
+    active owner or admin of the account."""
+    if actor.pk == holder_id:
+        return True
+    if actor.is_active and actor.is_staff and actor.has_perm(staff_permission):
+        return True
+    membership = active_membership(account=account, user=actor)
+    return membership is not None and membership.manages
+
+
 def acting_membership(
     *, account: Account, user: User, manage: bool, refusal: str = "only owners and admins can manage this organization"
 ) -> Membership:
