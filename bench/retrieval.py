@@ -471,7 +471,7 @@ def bulk_load_dataset(data: Dataset, backend_name: str, *, contextual: bool = Tr
     ]
     Memory.objects.bulk_create(records, batch_size=500)
     if contextual:
-        sequence.link([r.id for r in records])  # the predecessors' words, as remember's write path adds them
+        sequence.link(records)  # the predecessors' words, as remember's write path adds them
     common.vacuum_analyze()
     return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
 

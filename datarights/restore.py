@@ -378,7 +378,7 @@ class _Importer:
         self._insert(Memory, [m for m, _ in new], "memory")
         # The predecessors' words, as remember's write path adds them (their vectors come from
         # queue_vectors, which embeds a sequence member with its predecessor's tail).
-        sequence.link([m.pk for m, _ in new])
+        sequence.link([m for m, _ in new])
 
     def _compare_memory(self, number: int, existing: Memory, line: fmt.Line, labels: dict[str, str]) -> None:
         project = self._project_of(number, line)

@@ -448,7 +448,7 @@ class _Writer:
                 ]
             )
         ids = [m.id for m in memories]
-        relinked = sequence.link(ids)
+        relinked = sequence.link(memories)
         if relinked:
             transaction.on_commit(lambda: tasks.enqueue_embedding(relinked))
         if self.embed_inline:

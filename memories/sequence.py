@@ -79,16 +79,20 @@ def previous_content(record: Memory) -> str | None:
     return found
 
 
-def link(new_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
-    """After inserting ``new_ids`` (in the same transaction): give each of them that belongs to a
+def link(records: Sequence[Memory]) -> list[uuid.UUID]:
+    """After inserting ``records`` (in the same transaction): give each of them that belongs to a
     sequence its predecessor's words, and give the record right after each of them — whose
     predecessor is now a new record — its new context too. Returns those successors: their vectors
-    were computed with the old predecessor, so they are cleared here and must be embedded again."""
-    members = Memory.objects.filter(id__in=list(new_ids), source_id__isnull=False, position__isnull=False)
-    firsts = members.annotate(next_id=Subquery(_after_outer().values("id")[:1])).values_list("next_id", flat=True)
-    new = set(members.values_list("id", flat=True))
+    were computed with the old predecessor, so they are cleared here and must be embedded again.
+    Records outside a sequence cost no query (most writes)."""
+    new = {r.pk for r in records if r.source_id is not None and r.position is not None}
     if not new:
         return []
+    firsts = (
+        Memory.objects.filter(id__in=new)
+        .annotate(next_id=Subquery(_after_outer().values("id")[:1]))
+        .values_list("next_id", flat=True)
+    )
     successors = {i for i in firsts if i is not None} - new
     _refresh(new | successors)
     if successors:

@@ -93,3 +93,18 @@ def test_records_without_a_position_are_not_a_sequence(tenancy: Tenancy) -> None
     api.ok_remember(content=QUESTION, source_id="chat-3")
     plain = api.ok_remember(content=REPLY, source_id="chat-3")["id"]
     assert context_of(plain) is None
+
+
+def test_a_write_outside_a_sequence_costs_no_sequence_query(tenancy: Tenancy) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    api = Api(tenancy.alice.key)
+    api.ok_remember(content="warm-up")  # the workspace and the key's first-use writes
+    with CaptureQueriesContext(connection) as run:
+        api.ok_remember(content=REPLY, source_id="chat-4")
+    sequence_sql = ("next_id", '"position" IS NOT NULL')
+    assert not [q["sql"] for q in run.captured_queries if any(s in q["sql"] for s in sequence_sql)]
+    with CaptureQueriesContext(connection) as run:
+        turn(api, REPLY, 0)
+    assert [q["sql"] for q in run.captured_queries if "next_id" in q["sql"]]
