@@ -625,14 +625,8 @@ def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
     not trusted because it looks like an export. A record the Guard refuses, or would change (a
     secret to redact), is refused with its line — an MMW export passes unchanged (redaction
     markers are stable), so the round trip stays byte-identical."""
-    fields: dict[str, Any] = {
-        "content": memory.content,
-        "source_id": memory.source_id,
-        "source_revision": memory.source_revision,
-        "fact_key": memory.fact_key,
-        "tags": list(memory.tags),
-        "reason": memory.reason,
-    }
+    fields: dict[str, Any] = {name: getattr(memory, name) for name in record_rules.SCREENED_FIELDS}
+    fields["tags"] = list(memory.tags)
     try:
         _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
     except InvalidInput as exc:

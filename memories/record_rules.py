@@ -120,6 +120,10 @@ def approx_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+# A record's text fields, every one screened by Memory Guard on every way in (remember, import).
+SCREENED_FIELDS = ("content", "source_id", "source_revision", "fact_key", "tags", "reason")
+
+
 def guarded(
     fields: Mapping[str, FieldValue], *, secrets_mode: str
 ) -> tuple[dict[str, FieldValue], tuple[guard.Redaction, ...]]:

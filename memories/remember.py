@@ -507,13 +507,6 @@ def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uui
 
 def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[presenters.Redaction]]:
     """Memory Guard over every text field; refusals become the SPEC's error."""
-    fields: dict[str, Any] = {
-        "content": data.content,
-        "source_id": data.source_id,
-        "source_revision": data.source_revision,
-        "fact_key": data.fact_key,
-        "tags": data.tags,
-        "reason": data.reason,
-    }
+    fields: dict[str, Any] = {name: getattr(data, name) for name in record_rules.SCREENED_FIELDS}
     clean, redactions = record_rules.guarded(fields, secrets_mode=principal.project.guard_secrets_mode)
     return dict(clean), [{"field": r.field, "rule": r.rule_id} for r in redactions]
