@@ -96,7 +96,7 @@ def link(records: Sequence[Memory]) -> list[uuid.UUID]:
     successors = {i for i in firsts if i is not None} - new
     _refresh(new | successors)
     if successors:
-        Memory.objects.filter(id__in=successors).update(embedding=None, embedding_model=None)
+        _unembed(successors)
     return sorted(successors)
 
 
@@ -110,8 +110,15 @@ def unlink(forgotten_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
     if not successors:
         return []
     _refresh(successors)
-    Memory.objects.filter(id__in=successors).update(embedding=None, embedding_model=None)
+    _unembed(successors)
     return sorted(successors)
+
+
+def _unembed(ids: Iterable[uuid.UUID]) -> None:
+    """Clear the vectors of records whose predecessor changed, and mark them unarchived: the
+    caller queues their embedding after the commit, and should that message be lost (broker
+    down, worker killed) the archivist's sweep picks them up as unarchived and embeds them first."""
+    Memory.objects.filter(id__in=list(ids)).update(embedding=None, embedding_model=None, archived_at=None)
 
 
 def _refresh(ids: Iterable[uuid.UUID]) -> None:

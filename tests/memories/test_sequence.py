@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from memories import sequence, vectors
 from memories.models import Memory
@@ -45,9 +46,12 @@ def test_a_record_arriving_before_its_predecessor_is_relinked_and_embedded_again
     reply = turn(api, REPLY, 1)
     assert context_of(reply) is None
     plain_vector = Memory.objects.get(id=reply).embedding
+    Memory.objects.filter(id=reply).update(archived_at=timezone.now())  # the archivist has seen it
     turn(api, QUESTION, 0)
     assert "pgvector" in (context_of(reply) or "")
     assert Memory.objects.get(id=reply).embedding is None  # the old vector knew no predecessor
+    # unarchived too: if the embedding message is lost, the archivist's sweep embeds it again
+    assert Memory.objects.get(id=reply).archived_at is None
     assert vectors.embed_records([reply]) == 1  # what the worker does after the commit
     contextual = Memory.objects.get(id=reply).embedding
     assert contextual is not None
