@@ -158,12 +158,14 @@ def _publish_connection() -> Any:
     return app.connection_for_write(transport_options=options)
 
 
-@shared_task
+@shared_task(autoretry_for=(OperationalError,), retry_backoff=5, retry_backoff_max=20, max_retries=3)
 def sweep_unarchived(min_age_seconds: float = SWEEP_MIN_AGE, limit: int = SWEEP_BATCH) -> int:
     """Enqueue live records still unarchived after ``min_age_seconds`` (oldest first); returns how many.
 
     Skips a round while the queue already holds ``limit`` messages (workers are behind: the pending
-    records are not lost, and re-sending them would only pile up duplicates)."""
+    records are not lost, and re-sending them would only pile up duplicates). A database blip
+    (the first query after a PostgreSQL restart) retries the round within seconds instead of
+    losing it until the next beat tick."""
     backlog = _queue_backlog()
     if backlog is not None and backlog >= limit:
         logger.info("archivist sweep skipped: %d messages already queued", backlog)

@@ -371,6 +371,19 @@ def test_sweep_waits_while_the_queue_is_backlogged(alice: Api, monkeypatch: pyte
     assert tasks.sweep_unarchived(min_age_seconds=0) == 0
 
 
+def test_a_sweep_round_hit_by_a_database_blip_is_retried_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first query after a PostgreSQL restart fails; the round is tried again in seconds."""
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+
+    def blip() -> int:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(tasks, "_queue_backlog", blip)
+    with pytest.raises(Retry):
+        tasks.sweep_unarchived.apply(throw=True)
+
+
 # --- expiry and idempotency cleanup ------------------------------------------------------------
 
 
