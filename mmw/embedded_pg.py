@@ -12,10 +12,13 @@ process, and keeps running after they exit (so the next command starts in millis
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,16 +109,35 @@ def database_settings(pgdata: Path) -> dict[str, Any]:
 
 
 def ensure_running(pgdata: Path) -> dict[str, Any]:
-    """Start the embedded server if needed, create the ``mmw`` database, return Django settings."""
-    fresh = not (pgdata / "PG_VERSION").exists()
-    server = _server(pgdata)
-    server = _configure(server, pgdata, restart=fresh)
-    host = _socket_dir(server.get_uri())
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608 - constant
-    if "(1 row)" not in exists:
-        server.psql(f"CREATE DATABASE {DATABASE_NAME};")
-        logger.info("created database %s in %s", DATABASE_NAME, pgdata)
+    """Start the embedded server if needed, create the ``mmw`` database, return Django settings.
+
+    Safe when several processes call it at once (pytest-xdist workers, serve's children): the
+    whole check-init-configure-start runs under an exclusive lock on a file beside ``pgdata``.
+    Without it a second process saw no postmaster while the first restarted the cluster it had
+    just created, ran ``pg_ctl start`` too, and met ``lock file "postmaster.pid" already exists``."""
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with _start_lock(pgdata):
+        fresh = not (pgdata / "PG_VERSION").exists()
+        server = _server(pgdata)
+        server = _configure(server, pgdata, restart=fresh)
+        host = _socket_dir(server.get_uri())
+        exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608 - constant
+        if "(1 row)" not in exists:
+            server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+            logger.info("created database %s in %s", DATABASE_NAME, pgdata)
     return {**database_settings(pgdata), "HOST": host}
+
+
+@contextmanager
+def _start_lock(pgdata: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<parent>/.<name>.start.lock``, held while starting ``pgdata``
+    (released by the kernel if the holder dies)."""
+    with open(pgdata.parent / f".{pgdata.name}.start.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def postmaster_pid(pgdata: Path) -> int | None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +43,31 @@ def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(
     while subprocess.run(["kill", "-0", pid], capture_output=True).returncode == 0:
         assert time.monotonic() < deadline, "the postmaster must exit after stop()"
         time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_processes_starting_one_new_cluster_at_once_all_get_it(tmp_path: Path) -> None:
+    """pytest-xdist workers and serve's children start the same cluster at the same moment; each
+    must come back with a running server (before the start lock, one met ``lock file
+    "postmaster.pid" already exists`` while the first restarted the cluster it had just made)."""
+    pgdata = tmp_path / "pg"
+    script = "import sys; from pathlib import Path; from mmw import embedded_pg; embedded_pg.ensure_running(Path(sys.argv[1]))"
+    starters = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(pgdata)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "MMW_PG_SHARED_BUFFERS": "144MB"},
+        )
+        for _ in range(4)
+    ]
+    try:
+        outputs = [starter.communicate(timeout=120)[0].decode(errors="replace") for starter in starters]
+        failed = [out for starter, out in zip(starters, outputs, strict=True) if starter.returncode != 0]
+        assert not failed, failed[0][-2000:]
+        assert embedded_pg.postmaster_pid(pgdata) is not None
+    finally:
+        embedded_pg.stop(pgdata)
 
 
 def test_shared_buffers_default_is_a_quarter_of_ram_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
