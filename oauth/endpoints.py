@@ -12,7 +12,9 @@ URLs inside the metadata come from settings at each request (``oauth.config``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.core.cache import cache
@@ -66,7 +68,11 @@ def authorization_server_metadata() -> dict[str, Any]:
             "token_endpoint_auth_methods_supported": methods,
             "revocation_endpoint_auth_methods_supported": methods,
         }
-    ).model_dump(mode="json", exclude_none=True) | {"issuer": issuer}
+    ).model_dump(mode="json", exclude_none=True) | {
+        "issuer": issuer,
+        # RFC 9207 §3: every authorization response (success or error) carries ``iss``
+        "authorization_response_iss_parameter_supported": True,
+    }
 
 
 def protected_resource_metadata() -> dict[str, Any]:
@@ -128,6 +134,30 @@ async def _revoke(request: Request) -> Response:
     return Response(status_code=200, headers={"Cache-Control": "no-store"})
 
 
+def with_iss(location: str) -> str:
+    """``location`` with RFC 9207 ``iss`` (the issuer identifier) added to its query, so a client
+    talking to several authorization servers can tell which one answered (mix-up defence)."""
+    parts = urlsplit(location)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    query.append(("iss", config.issuer()))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def _authorize(handler: AuthorizationHandler) -> Callable[[Request], Awaitable[Response]]:
+    """The SDK's authorization endpoint, with ``iss`` on every redirect that answers the client
+    (its error redirects); the redirect to MMW's own consent page is not an answer and stays as is
+    (the consent page adds ``iss`` to the answer it sends)."""
+
+    async def endpoint(request: Request) -> Response:
+        response = await handler.handle(request)
+        location = response.headers.get("location")
+        if location and not location.startswith(config.issuer() + config.CONSENT_PATH):
+            response.headers["location"] = with_iss(location)
+        return response
+
+    return endpoint
+
+
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
     return RequestBodyLimitMiddleware(app, limit)
 
@@ -143,7 +173,7 @@ def build_router() -> Router:
         ),
         Route(
             AUTHORIZE_PATH,
-            _limited(request_response(AuthorizationHandler(_provider).handle), FORM_BODY_BYTES),
+            _limited(request_response(_authorize(AuthorizationHandler(_provider))), FORM_BODY_BYTES),
             methods=["GET", "POST"],
         ),
         Route(

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import secrets
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -116,6 +117,7 @@ def test_metadata_documents_name_each_other(live_server: LiveServer) -> None:
     assert server["token_endpoint"] == f"{live_server}/oauth/token"
     assert server["registration_endpoint"] == f"{live_server}/oauth/register"
     assert server["revocation_endpoint"] == f"{live_server}/oauth/revoke"
+    assert server["authorization_response_iss_parameter_supported"] is True
 
 
 def test_401_names_the_resource_metadata_and_scopes(live_server: LiveServer) -> None:
@@ -276,3 +278,38 @@ def test_a_write_only_grant_reading_resources_gets_403_insufficient_scope(
         response = mcp_post(live_server, tokens["access_token"], method, params)
         assert response.status_code == 403, method
         assert 'scope="memory:read"' in response.headers["WWW-Authenticate"]
+
+
+def _query(location: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(location).query)
+
+
+def test_every_authorization_response_names_the_issuer(live_server: LiveServer, tenancy: Tenancy, client: Any) -> None:
+    """RFC 9207: ``iss`` on the error redirects of /oauth/authorize and on both answers of the
+    consent page (allow and refuse), never on the hop to MMW's own consent page."""
+    registered = register(live_server)
+    _, challenge = pkce()
+    for extra in ({"code_challenge_method": "plain"}, {"resource": "https://other.example/mcp"}):
+        refused = authorize(live_server, registered["client_id"], challenge, **extra)
+        assert refused.status_code == 302
+        query = _query(refused.headers["location"])
+        assert query["iss"] == [live_server.url], extra
+        assert query["state"] == ["st-1"]
+    parked = authorize(live_server, registered["client_id"], challenge)
+    assert "iss=" not in parked.headers["location"]
+    client.force_login(tenancy.alice.user)
+    consent_path = urlsplit(parked.headers["location"]).path
+    allowed = client.post(
+        consent_path,
+        {"decision": "approve", "project": str(tenancy.alice.project.pk), "scopes": ["memory:read"]},
+    )
+    assert allowed.status_code == 302
+    query = _query(allowed["Location"])
+    assert query["iss"] == [live_server.url]
+    assert query["state"] == ["st-1"]
+    assert query["code"][0].startswith("mmwac_")
+    parked = authorize(live_server, registered["client_id"], challenge)
+    refused_by_person = client.post(urlsplit(parked.headers["location"]).path, {"decision": "refuse"})
+    query = _query(refused_by_person["Location"])
+    assert query["error"] == ["access_denied"]
+    assert query["iss"] == [live_server.url]
