@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
@@ -32,8 +31,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from billing import counters
 from memories.mcp.threads import run_sync
-from oauth import config, services
+from oauth import config, selectors, services
 from oauth.provider import MmwClientAuthenticator, MmwProvider
 
 AUTHORIZE_PATH = "/oauth/authorize"
@@ -46,6 +46,7 @@ PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, AS_ME
 
 FORM_BODY_BYTES = 64 * 1024
 REGISTRATION_BODY_BYTES = 16 * 1024
+HOUR = 3600
 
 _provider = MmwProvider()
 _authenticator = MmwClientAuthenticator(_provider)
@@ -98,8 +99,10 @@ async def _pr_metadata(request: Request) -> Response:
 
 
 class RegistrationLimit:
-    """At most ``MMW_OAUTH_REGISTRATIONS_PER_HOUR`` registrations per client address per hour
-    (the shared cache counts them, so every web process agrees); more answer 429."""
+    """Bounds open registration before the SDK's handler runs: at most
+    ``MMW_OAUTH_REGISTRATIONS_PER_HOUR`` per client address per clock hour (``billing.counters``,
+    shared by every web process) → 429, and at most ``MMW_OAUTH_MAX_CLIENTS`` clients in all →
+    503 until the hourly sweep (``oauth.tasks``) deletes abandoned ones. Both carry Retry-After."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -107,17 +110,29 @@ class RegistrationLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") == "POST":
             address = (scope.get("client") or ("unknown", 0))[0]
-            if await run_sync(_count_registration, address) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
-                body = {"error": "invalid_request", "error_description": "too many client registrations, retry later"}
-                await JSONResponse(body, status_code=429, headers={"Retry-After": "3600"})(scope, receive, send)
+            refusal = await run_sync(registration_refusal, address)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def _count_registration(address: str) -> int:
-    key = f"oauth-register:{address}"
-    cache.add(key, 0, timeout=3600)
-    return int(cache.incr(key))
+TOO_MANY_REGISTRATIONS = "too many client registrations from this address, retry after the hour"
+TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
+
+
+def registration_refusal(address: str) -> JSONResponse | None:
+    """The 429 or 503 answer a registration from ``address`` gets now, or ``None`` to let it in."""
+    now = counters.now()
+    window = int(now // HOUR)
+    if counters.hit(f"oauth-register:{address}:{window}", ttl=HOUR) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
+        retry = max(1, int((window + 1) * HOUR - now))
+        body = {"error": "invalid_request", "error_description": TOO_MANY_REGISTRATIONS}
+        return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
+    if selectors.client_count() >= settings.MMW_OAUTH_MAX_CLIENTS:
+        body = {"error": "temporarily_unavailable", "error_description": TOO_MANY_CLIENTS}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": str(HOUR)})
+    return None
 
 
 async def _revoke(request: Request) -> Response:

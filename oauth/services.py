@@ -14,11 +14,12 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.keys import ACCESS_TOKEN_PREFIX, principal_for
@@ -121,6 +122,20 @@ def client_register(*, info: ClientInput, self_registered: bool = True) -> Clien
         client_uri=info.client_uri or "",
         self_registered=self_registered,
     )
+
+
+def clients_sweep_abandoned(*, now: datetime) -> int:
+    """Delete the self-registered clients created more than ``MMW_OAUTH_ABANDONED_CLIENT_DAYS``
+    before ``now`` that no person ever granted anything (no grant, live or revoked): open
+    registration would otherwise keep every drive-by registration for good. Their parked
+    authorization requests go with them. Operator-registered clients and any client with a grant
+    stay. Returns how many clients were deleted."""
+    cutoff = now - timedelta(days=settings.MMW_OAUTH_ABANDONED_CLIENT_DAYS)
+    abandoned = Client.objects.filter(self_registered=True, created_at__lt=cutoff).exclude(
+        Exists(Grant.objects.filter(client=OuterRef("pk")))
+    )
+    _, per_model = abandoned.delete()
+    return per_model.get(Client._meta.label, 0)
 
 
 # --- authorization (consent) ---------------------------------------------------------------------

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "accounts.authentication",
             "oauth.services",
             "oauth.selectors",
+            "oauth.tasks",
         ),
     ),
     ("memory core", ("memories", "transcripts", "ledger")),
