@@ -33,7 +33,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from billing import counters
 from memories.mcp.threads import run_sync
-from oauth import config, selectors, services
+from mmw.errors import MMWError
+from oauth import client_metadata, config, models, selectors, services
 from oauth.provider import MmwClientAuthenticator, MmwProvider
 
 AUTHORIZE_PATH = "/oauth/authorize"
@@ -73,6 +74,8 @@ def authorization_server_metadata() -> dict[str, Any]:
         "issuer": issuer,
         # RFC 9207 §3: every authorization response (success or error) carries ``iss``
         "authorization_response_iss_parameter_supported": True,
+        # an https URL of the client's metadata document may stand as its client_id
+        "client_id_metadata_document_supported": True,
     }
 
 
@@ -118,7 +121,7 @@ class RegistrationLimit:
 
 
 TOO_MANY_REGISTRATIONS = "too many client registrations from this address, retry after the hour"
-TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
+TOO_MANY_CLIENTS = services.TOO_MANY_CLIENTS
 
 
 def registration_refusal(address: str) -> JSONResponse | None:
@@ -164,6 +167,9 @@ def _authorize(handler: AuthorizationHandler) -> Callable[[Request], Awaitable[R
     (the consent page adds ``iss`` to the answer it sends)."""
 
     async def endpoint(request: Request) -> Response:
+        refusal = await _metadata_document_refusal(request)
+        if refusal is not None:
+            return refusal
         response = await handler.handle(request)
         location = response.headers.get("location")
         if location and not location.startswith(config.issuer() + config.CONSENT_PATH):
@@ -171,6 +177,22 @@ def _authorize(handler: AuthorizationHandler) -> Callable[[Request], Awaitable[R
         return response
 
     return endpoint
+
+
+async def _metadata_document_refusal(request: Request) -> Response | None:
+    """For a ``client_id`` that is a metadata document URL, fetch (or find cached) and check the
+    document now, so a refusal names its reason (400, never a redirect: the redirect URIs are not
+    trusted yet). ``None`` lets the SDK's handler go on; it finds the client in the cache."""
+    params = request.query_params if request.method == "GET" else await request.form()
+    client_id = params.get("client_id")
+    if not isinstance(client_id, str) or not client_metadata.is_metadata_url(client_id):
+        return None
+    try:
+        await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
+    except MMWError as exc:
+        body = {"error": "invalid_request", "error_description": exc.message}
+        return JSONResponse(body, status_code=400, headers={"Cache-Control": "no-store"})
+    return None
 
 
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "oauth.services",
             "oauth.selectors",
             "oauth.tasks",
+            "oauth.client_metadata",
         ),
     ),
     ("memory core", ("memories", "transcripts", "ledger")),
