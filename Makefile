@@ -37,6 +37,7 @@ typecheck: venv
 
 pytest: venv
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_conformance.sh
 	$(VENV)/bin/python -m pytest
 
 test: lint typecheck pytest

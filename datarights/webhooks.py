@@ -60,6 +60,16 @@ def _manage(project: Project, actor: User) -> None:
     acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGERS_ONLY)
 
 
+def outbound_policy() -> outbound.Policy:
+    """What webhook deliveries may reach, from settings at each use: https to public addresses;
+    ``MMW_WEBHOOK_ALLOW_HTTP`` and ``MMW_WEBHOOK_ALLOWED_NETWORKS`` are the operator's exceptions."""
+    return outbound.Policy(
+        allow_http=settings.MMW_WEBHOOK_ALLOW_HTTP,
+        allowed_networks=tuple(settings.MMW_WEBHOOK_ALLOWED_NETWORKS),
+        timeout=settings.MMW_WEBHOOK_TIMEOUT,
+    )
+
+
 @transaction.atomic
 def endpoint_create(
     *, project: Project, actor: User, url: str, events: Iterable[str], include_content: bool
@@ -72,8 +82,9 @@ def endpoint_create(
     if len(url) > 2000:
         raise InvalidInput("url exceeds maximum length of 2000")
     try:
-        _, host, port = outbound.check_url(url)
-        outbound.checked_addresses(host, port)
+        policy = outbound_policy()
+        _, host, port = outbound.check_url(url, policy)
+        outbound.checked_addresses(host, port, policy)
     except outbound.Refused as exc:
         raise InvalidInput(f"webhook URL refused: {exc}") from exc
     if WebhookEndpoint.objects.filter(project=project).count() >= MAX_ENDPOINTS:
@@ -317,7 +328,7 @@ def _attempt(delivery: WebhookDelivery, now: dt.datetime) -> None:
     }
     error, status, ms = "", None, None
     try:
-        answer = outbound.post(endpoint.url, body=body, headers=headers, timeout=settings.MMW_WEBHOOK_TIMEOUT)
+        answer = outbound.post(endpoint.url, body=body, headers=headers, policy=outbound_policy())
         status, ms = answer.status, answer.ms
         if not 200 <= answer.status < 300:
             error = f"answered {answer.status}"

@@ -1,9 +1,9 @@
 """The Celery application; tasks live in each app's ``tasks.py``.
 
 Beat (started by ``manage.py serve``) runs the jobs that keep nothing lost and nothing kept too
-long: the archivist's outbox sweep, ``expires_at`` expiry, idempotency-record cleanup, and the
-billing jobs of ``billing.tasks`` (quota checks, grace-period expiry, usage snapshots). See
-docs/background.md.
+long: the archivist's outbox sweep, ``expires_at`` expiry, idempotency-record cleanup, the sweep
+of abandoned OAuth clients, and the billing jobs of ``billing.tasks`` (quota checks, grace-period
+expiry, usage snapshots). See docs/background.md.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "datarights-retention": _every("datarights.tasks.enforce_retention", 60 * MINUTE),
         "datarights-webhooks": _every("datarights.tasks.scan_webhook_events", 10.0),
         "ledger-due-reminders": _every("ledger.tasks.send_due_reminders", 5 * MINUTE),
+        "oauth-sweep-abandoned-clients": _every("oauth.tasks.sweep_abandoned_clients", 60 * MINUTE),
     }
     if importlib.util.find_spec("billing.tasks") is not None:  # the intervals billing.tasks documents
         schedule |= {

@@ -12,10 +12,11 @@ URLs inside the metadata come from settings at each request (``oauth.config``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
@@ -30,8 +31,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from billing import counters
 from memories.mcp.threads import run_sync
-from oauth import config, services
+from mmw.errors import MMWError
+from oauth import client_metadata, config, models, selectors, services
 from oauth.provider import MmwClientAuthenticator, MmwProvider
 
 AUTHORIZE_PATH = "/oauth/authorize"
@@ -44,6 +47,7 @@ PATHS = frozenset({AUTHORIZE_PATH, TOKEN_PATH, REGISTER_PATH, REVOKE_PATH, AS_ME
 
 FORM_BODY_BYTES = 64 * 1024
 REGISTRATION_BODY_BYTES = 16 * 1024
+HOUR = 3600
 
 _provider = MmwProvider()
 _authenticator = MmwClientAuthenticator(_provider)
@@ -66,7 +70,13 @@ def authorization_server_metadata() -> dict[str, Any]:
             "token_endpoint_auth_methods_supported": methods,
             "revocation_endpoint_auth_methods_supported": methods,
         }
-    ).model_dump(mode="json", exclude_none=True) | {"issuer": issuer}
+    ).model_dump(mode="json", exclude_none=True) | {
+        "issuer": issuer,
+        # RFC 9207 §3: every authorization response (success or error) carries ``iss``
+        "authorization_response_iss_parameter_supported": True,
+        # an https URL of the client's metadata document may stand as its client_id
+        "client_id_metadata_document_supported": True,
+    }
 
 
 def protected_resource_metadata() -> dict[str, Any]:
@@ -92,8 +102,10 @@ async def _pr_metadata(request: Request) -> Response:
 
 
 class RegistrationLimit:
-    """At most ``MMW_OAUTH_REGISTRATIONS_PER_HOUR`` registrations per client address per hour
-    (the shared cache counts them, so every web process agrees); more answer 429."""
+    """Bounds open registration before the SDK's handler runs: at most
+    ``MMW_OAUTH_REGISTRATIONS_PER_HOUR`` per client address per clock hour (``billing.counters``,
+    shared by every web process) → 429, and at most ``MMW_OAUTH_MAX_CLIENTS`` clients in all →
+    503 until the hourly sweep (``oauth.tasks``) deletes abandoned ones. Both carry Retry-After."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -101,17 +113,29 @@ class RegistrationLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") == "POST":
             address = (scope.get("client") or ("unknown", 0))[0]
-            if await run_sync(_count_registration, address) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
-                body = {"error": "invalid_request", "error_description": "too many client registrations, retry later"}
-                await JSONResponse(body, status_code=429, headers={"Retry-After": "3600"})(scope, receive, send)
+            refusal = await run_sync(registration_refusal, address)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-def _count_registration(address: str) -> int:
-    key = f"oauth-register:{address}"
-    cache.add(key, 0, timeout=3600)
-    return int(cache.incr(key))
+TOO_MANY_REGISTRATIONS = "too many client registrations from this address, retry after the hour"
+TOO_MANY_CLIENTS = services.TOO_MANY_CLIENTS
+
+
+def registration_refusal(address: str) -> JSONResponse | None:
+    """The 429 or 503 answer a registration from ``address`` gets now, or ``None`` to let it in."""
+    now = counters.now()
+    window = int(now // HOUR)
+    if counters.hit(f"oauth-register:{address}:{window}", ttl=HOUR) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
+        retry = max(1, int((window + 1) * HOUR - now))
+        body = {"error": "invalid_request", "error_description": TOO_MANY_REGISTRATIONS}
+        return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
+    if selectors.client_count() >= settings.MMW_OAUTH_MAX_CLIENTS:
+        body = {"error": "temporarily_unavailable", "error_description": TOO_MANY_CLIENTS}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": str(HOUR)})
+    return None
 
 
 async def _revoke(request: Request) -> Response:
@@ -126,6 +150,49 @@ async def _revoke(request: Request) -> Response:
         return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
     await run_sync(services.token_revoke, raw_token=token[:200], client_id=client.client_id)
     return Response(status_code=200, headers={"Cache-Control": "no-store"})
+
+
+def with_iss(location: str) -> str:
+    """``location`` with RFC 9207 ``iss`` (the issuer identifier) added to its query, so a client
+    talking to several authorization servers can tell which one answered (mix-up defence)."""
+    parts = urlsplit(location)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    query.append(("iss", config.issuer()))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def _authorize(handler: AuthorizationHandler) -> Callable[[Request], Awaitable[Response]]:
+    """The SDK's authorization endpoint, with ``iss`` on every redirect that answers the client
+    (its error redirects); the redirect to MMW's own consent page is not an answer and stays as is
+    (the consent page adds ``iss`` to the answer it sends)."""
+
+    async def endpoint(request: Request) -> Response:
+        refusal = await _metadata_document_refusal(request)
+        if refusal is not None:
+            return refusal
+        response = await handler.handle(request)
+        location = response.headers.get("location")
+        if location and not location.startswith(config.issuer() + config.CONSENT_PATH):
+            response.headers["location"] = with_iss(location)
+        return response
+
+    return endpoint
+
+
+async def _metadata_document_refusal(request: Request) -> Response | None:
+    """For a ``client_id`` that is a metadata document URL, fetch (or find cached) and check the
+    document now, so a refusal names its reason (400, never a redirect: the redirect URIs are not
+    trusted yet). ``None`` lets the SDK's handler go on; it finds the client in the cache."""
+    params = request.query_params if request.method == "GET" else await request.form()
+    client_id = params.get("client_id")
+    if not isinstance(client_id, str) or not client_metadata.is_metadata_url(client_id):
+        return None
+    try:
+        await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
+    except MMWError as exc:
+        body = {"error": "invalid_request", "error_description": exc.message}
+        return JSONResponse(body, status_code=400, headers={"Cache-Control": "no-store"})
+    return None
 
 
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
@@ -143,7 +210,7 @@ def build_router() -> Router:
         ),
         Route(
             AUTHORIZE_PATH,
-            _limited(request_response(AuthorizationHandler(_provider).handle), FORM_BODY_BYTES),
+            _limited(request_response(_authorize(AuthorizationHandler(_provider))), FORM_BODY_BYTES),
             methods=["GET", "POST"],
         ),
         Route(

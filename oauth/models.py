@@ -16,11 +16,16 @@ from django.db import models
 
 from accounts.models import ALL_SCOPES, Project, User
 
+MAX_CLIENT_ID = 500
+
 
 class Client(models.Model):
-    """A client application: registered by itself (RFC 7591) or by an operator."""
+    """A client application: registered by itself (RFC 7591), by an operator, or identified by
+    the URL of its client ID metadata document (``metadata_document``: ``client_id`` is that
+    https URL and the row is MMW's cache of the document, refreshed after
+    ``MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS``)."""
 
-    client_id = models.CharField(max_length=64, unique=True)
+    client_id = models.CharField(max_length=MAX_CLIENT_ID, unique=True)
     # sha256 hex of the client secret; empty for public clients (token_endpoint_auth_method none)
     secret_digest = models.CharField(max_length=64, blank=True)
     client_name = models.CharField(max_length=200)
@@ -30,6 +35,8 @@ class Client(models.Model):
     scope = models.CharField(max_length=200, blank=True)
     client_uri = models.CharField(max_length=2000, blank=True)
     self_registered = models.BooleanField(default=True)
+    metadata_document = models.BooleanField(default=False)
+    metadata_fetched_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from accounts.keys import resolve_access_token
 from memories.mcp.threads import run_sync
 from mmw.errors import MMWError
-from oauth import config, models, services
+from oauth import client_metadata, config, models, services
 
 
 class ExactRedirectClient(OAuthClientInformationFull):
@@ -74,8 +74,18 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
     """``mcp.server.auth.provider.OAuthAuthorizationServerProvider`` over ``oauth.services``."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        client = await run_sync(lambda: models.Client.objects.filter(client_id=client_id[:64]).first())
-        return _client_info(client) if client is not None else None
+        """A registered client, or the one a client ID metadata document describes (fetched, or
+        cached; ``None`` when it cannot be used — ``oauth.endpoints`` says why at authorization)."""
+        if client_metadata.is_metadata_url(client_id):
+            try:
+                client = await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
+            except MMWError:
+                return None
+            return _client_info(client)
+        found = await run_sync(
+            lambda: models.Client.objects.filter(client_id=client_id[: models.MAX_CLIENT_ID]).first()
+        )
+        return _client_info(found) if found is not None else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         info = services.ClientInput(

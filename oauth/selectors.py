@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts.models import User
-from oauth.models import Grant, PendingAuthorization
+from oauth.models import Client, Grant, PendingAuthorization
 
 
 def grants_of(*, user: User) -> QuerySet[Grant]:
@@ -19,3 +19,8 @@ def grants_of(*, user: User) -> QuerySet[Grant]:
 
 def pending_authorization(*, public_id: str) -> PendingAuthorization | None:
     return PendingAuthorization.objects.select_related("client").filter(public_id=public_id).first()
+
+
+def client_count() -> int:
+    """How many clients are registered (the cap ``MMW_OAUTH_MAX_CLIENTS`` bounds it)."""
+    return Client.objects.count()

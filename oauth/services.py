@@ -14,11 +14,12 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.keys import ACCESS_TOKEN_PREFIX, principal_for
@@ -38,6 +39,7 @@ MAX_CLIENT_NAME = 200
 # only: the ledger's financial records are granted when a client asks for them (docs/ledger.md).
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
 DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
+TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
 
 
 def digest(raw: str) -> str:
@@ -90,10 +92,9 @@ class ClientInput:
     client_secret: str | None
 
 
-@transaction.atomic
-def client_register(*, info: ClientInput, self_registered: bool = True) -> Client:
-    """Store a client the registration endpoint (or an operator) accepted. Raises ``InvalidInput``
-    naming the first metadata value MMW refuses."""
+def _client_fields(info: ClientInput) -> dict[str, object]:
+    """The stored fields of a client MMW accepts; ``InvalidInput`` names the first metadata value
+    it refuses (the same rules for registration and metadata documents)."""
     if not info.redirect_uris or len(info.redirect_uris) > MAX_REDIRECT_URIS:
         raise InvalidInput(f"redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs")
     for uri in info.redirect_uris:
@@ -110,17 +111,56 @@ def client_register(*, info: ClientInput, self_registered: bool = True) -> Clien
         raise InvalidInput(f"unknown scope(s): {', '.join(sorted(unknown))}")
     if info.client_uri and len(info.client_uri) > MAX_REDIRECT_URI_LENGTH:
         raise InvalidInput("client_uri is too long")
-    return Client.objects.create(
-        client_id=info.client_id,
-        secret_digest=digest(info.client_secret) if info.client_secret else "",
-        client_name=name,
-        redirect_uris=list(info.redirect_uris),
-        grant_types=[g for g in info.grant_types if g in ("authorization_code", "refresh_token")],
-        token_endpoint_auth_method=info.token_endpoint_auth_method,
-        scope=" ".join(sorted(set((info.scope or "").split()))),
-        client_uri=info.client_uri or "",
-        self_registered=self_registered,
+    return {
+        "secret_digest": digest(info.client_secret) if info.client_secret else "",
+        "client_name": name,
+        "redirect_uris": list(info.redirect_uris),
+        "grant_types": [g for g in info.grant_types if g in ("authorization_code", "refresh_token")],
+        "token_endpoint_auth_method": info.token_endpoint_auth_method,
+        "scope": " ".join(sorted(set((info.scope or "").split()))),
+        "client_uri": info.client_uri or "",
+    }
+
+
+@transaction.atomic
+def client_register(*, info: ClientInput, self_registered: bool = True) -> Client:
+    """Store a client the registration endpoint (or an operator) accepted. Raises ``InvalidInput``
+    naming the first metadata value MMW refuses."""
+    return Client.objects.create(client_id=info.client_id, self_registered=self_registered, **_client_fields(info))
+
+
+def client_store_metadata_document(*, info: ClientInput, fetched_at: datetime, may_add: bool) -> Client:
+    """Create or refresh the client a client ID metadata document describes (``info.client_id``
+    is the document's URL; ``oauth.client_metadata`` fetched and checked it). The same metadata
+    rules as registration apply. ``may_add`` False (the client cap is reached) refuses a new
+    client but still refreshes a known one."""
+    fields = {**_client_fields(info), "metadata_document": True, "metadata_fetched_at": fetched_at}
+    for _ in range(2):  # a concurrent first fetch of the same URL wins the insert: update it then
+        with transaction.atomic():
+            if Client.objects.filter(client_id=info.client_id).update(**fields):
+                return Client.objects.get(client_id=info.client_id)
+            if not may_add:
+                raise InvalidInput(TOO_MANY_CLIENTS)
+            try:
+                with transaction.atomic():
+                    return Client.objects.create(client_id=info.client_id, self_registered=True, **fields)
+            except IntegrityError:
+                continue
+    return Client.objects.get(client_id=info.client_id)
+
+
+def clients_sweep_abandoned(*, now: datetime) -> int:
+    """Delete the self-registered clients created more than ``MMW_OAUTH_ABANDONED_CLIENT_DAYS``
+    before ``now`` that no person ever granted anything (no grant, live or revoked): open
+    registration would otherwise keep every drive-by registration for good. Their parked
+    authorization requests go with them. Operator-registered clients and any client with a grant
+    stay. Returns how many clients were deleted."""
+    cutoff = now - timedelta(days=settings.MMW_OAUTH_ABANDONED_CLIENT_DAYS)
+    abandoned = Client.objects.filter(self_registered=True, created_at__lt=cutoff).exclude(
+        Exists(Grant.objects.filter(client=OuterRef("pk")))
     )
+    _, per_model = abandoned.delete()
+    return per_model.get(Client._meta.label, 0)
 
 
 # --- authorization (consent) ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ from dashboard.selectors import memberships_of, projects_of
 from dashboard.views.common import flash_error, page, user_of
 from mmw import csp
 from mmw.errors import MMWError
-from oauth import selectors, services
+from oauth import config, selectors, services
 from oauth.models import Grant, PendingAuthorization
 
 SCOPE_TEXT = {
@@ -35,9 +35,11 @@ SCOPE_TEXT = {
 
 
 def _answer(pending: PendingAuthorization, **params: str) -> HttpResponseRedirect:
-    """Redirect to the client's registered redirect URI (it was matched exactly at /oauth/authorize)."""
+    """Redirect to the client's registered redirect URI (it was matched exactly at /oauth/authorize),
+    with ``state`` and the issuer as ``iss`` (RFC 9207), on success and refusal alike."""
     if pending.state:
         params["state"] = pending.state
+    params["iss"] = config.issuer()
     separator = "&" if urlsplit(pending.redirect_uri).query else "?"
     response = HttpResponseRedirect(pending.redirect_uri + separator + urlencode(params))
     response.allowed_schemes = ["http", "https"]

@@ -37,6 +37,17 @@ MMW_OAUTH_REFRESH_TOKEN_SECONDS = env_int("MMW_OAUTH_REFRESH_TOKEN_SECONDS", 30 
 MMW_OAUTH_CODE_SECONDS = env_int("MMW_OAUTH_CODE_SECONDS", 120, minimum=10)
 MMW_OAUTH_CONSENT_SECONDS = env_int("MMW_OAUTH_CONSENT_SECONDS", 900, minimum=60)
 MMW_OAUTH_REGISTRATIONS_PER_HOUR = env_int("MMW_OAUTH_REGISTRATIONS_PER_HOUR", 20, minimum=1)
+# Registered clients in all (a full table answers registration 503 until the sweep frees room), and
+# how old a self-registered client no person ever granted anything gets before the sweep deletes it.
+MMW_OAUTH_MAX_CLIENTS = env_int("MMW_OAUTH_MAX_CLIENTS", 10_000, minimum=1)
+MMW_OAUTH_ABANDONED_CLIENT_DAYS = env_int("MMW_OAUTH_ABANDONED_CLIENT_DAYS", 7, minimum=1)
+# Client ID metadata documents (an https URL as client_id): how long a fetched document is trusted;
+# the allowances below are for tests and private deployments, off by default (https to public
+# addresses only, the system's CAs).
+MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS", 300, minimum=0)
+MMW_OAUTH_CLIENT_METADATA_ALLOW_HTTP = env_bool("MMW_OAUTH_CLIENT_METADATA_ALLOW_HTTP", False)
+MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS = env_list("MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS", [])
+MMW_OAUTH_CLIENT_METADATA_CA_FILE = env_str("MMW_OAUTH_CLIENT_METADATA_CA_FILE", "")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -20,7 +20,8 @@ PACKAGES = (
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # mmw's own modules are the ground floor (errors, env, text, locks, the Celery app, embedded
     # servers) except those listed as the composition root at the top.
-    ("ground", ("mmw",)),
+    # datarights.outbound (SSRF-guarded outbound HTTP) reads no settings and imports nothing of ours.
+    ("ground", ("mmw", "datarights.outbound")),
     # oauth's models and config sit with the tenancy models: the one key resolver reads tokens.
     ("tenancy models", ("accounts", "orgs", "oauth")),
     (
@@ -35,6 +36,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "accounts.authentication",
             "oauth.services",
             "oauth.selectors",
+            "oauth.tasks",
+            "oauth.client_metadata",
         ),
     ),
     ("memory core", ("memories", "transcripts", "ledger")),

@@ -29,6 +29,7 @@ SOURCES = [
     "billing/gate.py",
     "accounts/keys.py",
     "accounts/authentication.py",
+    "oauth/client_metadata.py",
 ]
 
 
@@ -99,3 +100,9 @@ def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
         "internal error (request <id>)",
     ):
         assert text in page, text
+
+
+def test_the_oauth_routes_own_texts_are_on_the_errors_page() -> None:
+    page = (PAGES / "errors.md").read_text()
+    for text in (oauth_endpoints.TOO_MANY_REGISTRATIONS, oauth_endpoints.TOO_MANY_CLIENTS):
+        assert f"`{text}`" in page, text

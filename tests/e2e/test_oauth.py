@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import queue
 import re
+import ssl
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -35,10 +37,12 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from accounts import services as accounts_services
 from memories.models import Memory
+from oauth.models import Client as OAuthClient
 from oauth.models import Grant
 from tests import live
 from tests.conftest import Tenancy
 from tests.e2e.conftest import shot
+from tests.oauth.test_client_metadata import DocServer, _certificates
 
 pytestmark = pytest.mark.slow
 
@@ -89,14 +93,16 @@ class Handoff:
         params = {k: v[0] for k, v in parse_qs(urlsplit(answer).query).items()}
         if "error" in params:
             raise OAuthFlowError(f"authorization refused: {params['error']}")
-        return AuthorizationCodeResult(code=params["code"], state=params.get("state"))
+        # iss (RFC 9207): the SDK client checks it against the issuer it sent the person to
+        return AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
 
 
 Session = Callable[[Client, OAuthClientProvider], Any]
 
 
-def run_client(base: str, storage: Storage, handoff: Handoff, session: Session) -> Any:
-    """Connect to ``/mcp`` with the SDK's OAuth client and run ``session`` in one MCP session."""
+def run_client(base: str, storage: Storage, handoff: Handoff, session: Session, metadata_url: str | None = None) -> Any:
+    """Connect to ``/mcp`` with the SDK's OAuth client and run ``session`` in one MCP session;
+    with ``metadata_url`` the client identifies itself by that client ID metadata document."""
 
     async def main() -> Any:
         provider = OAuthClientProvider(
@@ -111,6 +117,7 @@ def run_client(base: str, storage: Storage, handoff: Handoff, session: Session) 
             storage=storage,
             redirect_handler=handoff.redirect_handler,
             callback_handler=handoff.callback_handler,
+            client_metadata_url=metadata_url,
         )
         http = create_mcp_http_client(auth=provider)
         async with http, Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
@@ -265,3 +272,64 @@ def test_a_refused_consent_sends_access_denied_to_the_clients_redirect(
     assert "code" not in params
     assert refused.group_contains(OAuthFlowError, match="access_denied", depth=None)
     assert not Grant.objects.filter(user=alice.alice.user).exists()
+
+
+def test_sdk_client_connects_with_a_client_id_metadata_document(
+    browser: Browser, live_server: live.LiveServer, alice: Tenancy, tmp_path: Path, settings: Any
+) -> None:
+    """The same connection without registration: the SDK client sees
+    ``client_id_metadata_document_supported`` and uses the https URL of its metadata document
+    (served on 127.0.0.1 with a throw-away CA, reached through the test allowances) as client_id."""
+    ca, cert, key = _certificates(tmp_path)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    docs = DocServer("127.0.0.1", tls)
+    settings.MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    settings.MMW_OAUTH_CLIENT_METADATA_CA_FILE = str(ca)
+    url = docs.base + "/e2e/client.json"
+    docs.document(
+        "/e2e/client.json",
+        {
+            "client_id": url,
+            "client_name": "E2E Doc Assistant",
+            "redirect_uris": [REDIRECT],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_method": "none",
+            "scope": "memory:read memory:write",
+        },
+    )
+    base = live_server.url
+    storage, handoff = Storage(), Handoff()
+
+    async def session(client: Client, provider: OAuthClientProvider) -> dict[str, Any]:
+        saved = structured(await client.call_tool("remember", {"content": "connected by metadata document"}))
+        provider.context.token_expiry_time = time.time() - 1  # the next call refreshes first
+        return structured(await client.call_tool("get_memory", {"memory_id": saved["id"]}))
+
+    context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    answer_redirects(page)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            outcome: Future[Any] = pool.submit(run_client, base, storage, handoff, session, url)
+            authorization_url = handoff.urls.get(timeout=WAIT)
+            assert parse_qs(urlsplit(authorization_url).query)["client_id"] == [url]
+            page.goto(authorization_url)
+            log_in(page, "alice@example.com")
+            expect(page.get_by_test_id("client-name")).to_have_text("E2E Doc Assistant")
+            expect(page.get_by_test_id("metadata-document")).to_contain_text(url)
+            page.select_option("#project", label="Alice & Co / beta")
+            answer = redirected(page, page.get_by_test_id("approve").click)
+            assert parse_qs(urlsplit(answer).query)["iss"] == [base]
+            handoff.answers.put(answer)
+            found = outcome.result(timeout=WAIT)
+    finally:
+        context.close()
+        docs.close()
+
+    assert found["memory"]["author"]["device_label"] == "E2E Doc Assistant"
+    assert storage.tokens is not None
+    assert storage.tokens.refresh_token
+    client = OAuthClient.objects.get()  # no registration happened: the only client is the document's
+    assert (client.client_id, client.metadata_document) == (url, True)
+    assert docs.hits["/e2e/client.json"] == 1  # authorize, token and refresh within the cache time

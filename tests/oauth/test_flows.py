@@ -9,6 +9,7 @@ import base64
 import hashlib
 import secrets
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -116,6 +117,7 @@ def test_metadata_documents_name_each_other(live_server: LiveServer) -> None:
     assert server["token_endpoint"] == f"{live_server}/oauth/token"
     assert server["registration_endpoint"] == f"{live_server}/oauth/register"
     assert server["revocation_endpoint"] == f"{live_server}/oauth/revoke"
+    assert server["authorization_response_iss_parameter_supported"] is True
 
 
 def test_401_names_the_resource_metadata_and_scopes(live_server: LiveServer) -> None:
@@ -276,3 +278,98 @@ def test_a_write_only_grant_reading_resources_gets_403_insufficient_scope(
         response = mcp_post(live_server, tokens["access_token"], method, params)
         assert response.status_code == 403, method
         assert 'scope="memory:read"' in response.headers["WWW-Authenticate"]
+
+
+def _query(location: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(location).query)
+
+
+def test_every_authorization_response_names_the_issuer(live_server: LiveServer, tenancy: Tenancy, client: Any) -> None:
+    """RFC 9207: ``iss`` on the error redirects of /oauth/authorize and on both answers of the
+    consent page (allow and refuse), never on the hop to MMW's own consent page."""
+    registered = register(live_server)
+    _, challenge = pkce()
+    for extra in ({"code_challenge_method": "plain"}, {"resource": "https://other.example/mcp"}):
+        refused = authorize(live_server, registered["client_id"], challenge, **extra)
+        assert refused.status_code == 302
+        query = _query(refused.headers["location"])
+        assert query["iss"] == [live_server.url], extra
+        assert query["state"] == ["st-1"]
+    parked = authorize(live_server, registered["client_id"], challenge)
+    assert "iss=" not in parked.headers["location"]
+    client.force_login(tenancy.alice.user)
+    consent_path = urlsplit(parked.headers["location"]).path
+    allowed = client.post(
+        consent_path,
+        {"decision": "approve", "project": str(tenancy.alice.project.pk), "scopes": ["memory:read"]},
+    )
+    assert allowed.status_code == 302
+    query = _query(allowed["Location"])
+    assert query["iss"] == [live_server.url]
+    assert query["state"] == ["st-1"]
+    assert query["code"][0].startswith("mmwac_")
+    parked = authorize(live_server, registered["client_id"], challenge)
+    refused_by_person = client.post(urlsplit(parked.headers["location"]).path, {"decision": "refuse"})
+    query = _query(refused_by_person["Location"])
+    assert query["error"] == ["access_denied"]
+    assert query["iss"] == [live_server.url]
+
+
+LEDGER_ENTRY = {
+    "kind": "transaction",
+    "amount": "-12.50",
+    "currency": "EUR",
+    "counterparty": "Cafe",
+    "occurred_at": "2026-03-03T10:00:00Z",
+    "reference": "oauth-ledger-1",
+}
+
+
+def ledger_connect(url: str, tenancy: Tenancy, asked: str, granted: list[str]) -> str:
+    """The access token of a client that asked for ``asked`` scopes and was granted ``granted``."""
+    client = register(url, scope=asked)
+    verifier, challenge = pkce()
+    parked = authorize(url, client["client_id"], challenge, scope=asked)
+    pending = PendingAuthorization.objects.get(public_id=parked.headers["location"].rsplit("/", 1)[1])
+    assert sorted(pending.scopes) == sorted(asked.split())
+    code = services.authorization_approve(
+        pending=pending, user=tenancy.alice.user, project=tenancy.alice.project, scopes=granted
+    ).code
+    response = exchange(url, client["client_id"], code, verifier)
+    assert response.status_code == 200, response.text
+    assert sorted(response.json()["scope"].split()) == sorted(granted)
+    return str(response.json()["access_token"])
+
+
+def call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> httpx.Response:
+    return mcp_post(url, token, "tools/call", {"name": tool, "arguments": arguments})
+
+
+def test_ledger_scopes_open_the_ledger_tools_and_their_absence_closes_them(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    everything = "memory:read memory:write ledger:read ledger:write"
+    ledger = ledger_connect(live_server, tenancy, everything, ["ledger:read", "ledger:write"])
+    recorded = call(live_server, ledger, "ledger_record", LEDGER_ENTRY)
+    assert recorded.status_code == 200, recorded.text
+    assert recorded.json()["result"].get("isError") is not True, recorded.text
+    assert recorded.json()["result"]["structuredContent"]["entry"]["amount"] == "-12.50"
+    listed = call(live_server, ledger, "ledger_list", {})
+    assert [e["reference"] for e in listed.json()["result"]["structuredContent"]["entries"]] == ["oauth-ledger-1"]
+    # the same person's memory-only grant reaches no ledger tool: 403 naming the missing scope
+    memory = ledger_connect(live_server, tenancy, everything, ["memory:read", "memory:write"])
+    for tool, arguments, scope in (
+        ("ledger_record", {**LEDGER_ENTRY, "reference": "oauth-ledger-2"}, "ledger:write"),
+        ("ledger_list", {}, "ledger:read"),
+        ("ledger_balance", {}, "ledger:read"),
+    ):
+        refused = call(live_server, memory, tool, arguments)
+        assert refused.status_code == 403, tool
+        assert 'error="insufficient_scope"' in refused.headers["WWW-Authenticate"]
+        assert f'scope="{scope}"' in refused.headers["WWW-Authenticate"], tool
+    # read-only on the ledger: listing yes, recording no
+    reader = ledger_connect(live_server, tenancy, "ledger:read", ["ledger:read"])
+    assert call(live_server, reader, "ledger_list", {}).status_code == 200
+    assert call(live_server, reader, "ledger_record", {**LEDGER_ENTRY, "reference": "x"}).status_code == 403
+    # and a ledger-only grant cannot remember
+    assert call(live_server, ledger, "remember", {"content": "not for the ledger token"}).status_code == 403
