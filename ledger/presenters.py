@@ -28,6 +28,8 @@ class EntryShape(TypedDict):
     visibility: str
     reverses: str | None
     reversed_by: str | None
+    completes: str | None
+    completes_due_at: str | None
     author: Author
     created_at: str
 
@@ -84,6 +86,8 @@ def entry(e: Entry, *, reversed_by: str | None = None) -> EntryShape:
         "visibility": e.visibility,
         "reverses": str(e.reverses_id) if e.reverses_id else None,
         "reversed_by": reversed_by,
+        "completes": str(e.completes_id) if e.completes_id else None,
+        "completes_due_at": e.completes_due_at.isoformat() if e.completes_due_at else None,
         "author": author(e),  # type: ignore[arg-type]  # the same author fields as a record
         "created_at": e.created_at.isoformat(),
     }

@@ -45,6 +45,13 @@ def _times(values: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]
     return since, until
 
 
+def completed_occurrences(reminders: QuerySet[Entry]) -> set[tuple[Any, datetime]]:
+    """The (reminder id, occurrence) pairs of ``reminders`` that a completion has paid
+    (``ledger.services.ledger_complete``), whoever completed them."""
+    completions = Entry.objects.filter(completes__in=reminders.values("pk"))
+    return set(completions.values_list("completes_id", "completes_due_at"))
+
+
 def _reversed() -> Exists:
     return Exists(Entry.objects.filter(reverses=OuterRef("pk")))
 
@@ -140,8 +147,8 @@ def ledger_upcoming(
     *, principal: Principal, payload: Mapping[str, Any] | None, now: datetime | None = None
 ) -> presenters.Upcoming:
     """Occurrences of the caller's readable reminders due from now up to ``until`` (default 30
-    days, at most 366), repeats expanded, reversed (cancelled) reminders left out, soonest first;
-    at most 1,000 occurrences."""
+    days, at most 366), repeats expanded, reversed (cancelled) reminders and completed occurrences
+    left out, soonest first; at most 1,000 occurrences."""
     values = parse(inputs.UPCOMING, payload)
     now = now or timezone.now()
     until = parse_time_filter("until", values["until"]) if values["until"] is not None else now + UPCOMING_DEFAULT
@@ -156,11 +163,14 @@ def ledger_upcoming(
         .exclude(_reversed())
         .select_related("author", "api_key")
     )
+    done = completed_occurrences(reminders)
     found: list[tuple[datetime, Entry]] = []
     for reminder in reminders.order_by("due_at", "id").iterator():
         assert reminder.due_at is not None
         rule = parse_repeat(reminder.repeat) if reminder.repeat else None
         for at in occurrences(reminder.due_at, rule, start=now, end=until):
+            if (reminder.pk, at) in done:
+                continue
             found.append((at, reminder))
             if len(found) > 10 * MAX_OCCURRENCES:
                 break
