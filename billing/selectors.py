@@ -12,8 +12,8 @@ from django.utils import timezone
 from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
-from memories.models import live_count, project_live_counts
 from ledger.models import Entry as LedgerEntry
+from memories.models import live_count, project_live_counts
 from transcripts.selectors import live_turns as _live_turns
 
 State = Subscription.State

@@ -3,7 +3,8 @@
 An entry is never edited or deleted: a correction is a new entry that ``reverses`` the original
 (``ledger.services.ledger_reverse``); the one-to-one link makes a second reversal impossible in
 the database too. A reminder's occurrence is completed by a transaction that ``completes`` it
-(``ledger.services.ledger_complete``): one per (reminder, occurrence), unique in the database. Amounts are ``numeric`` — exact, never a float.
+(``ledger.services.ledger_complete``): one per (reminder, occurrence), unique in the database.
+Amounts are ``numeric`` — exact, never a float.
 """
 
 from __future__ import annotations
