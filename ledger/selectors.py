@@ -45,7 +45,7 @@ def _times(values: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]
     return since, until
 
 
-def completed_occurrences(reminders: QuerySet[Entry]) -> set[tuple[Any, datetime]]:
+def completed_occurrences(reminders: QuerySet[Entry]) -> set[tuple[Any, datetime | None]]:
     """The (reminder id, occurrence) pairs of ``reminders`` that a completion has paid
     (``ledger.services.ledger_complete``), whoever completed them."""
     completions = Entry.objects.filter(completes__in=reminders.values("pk"))

@@ -57,7 +57,7 @@ def test_an_occurrence_is_completed_once(ledgers: Ledgers):
     assert excinfo.value.message == "409 Conflict: occurrence was already completed"
     with pytest.raises(Conflict, match="every occurrence of this reminder is completed"):
         complete(ledgers.alice, bill)
-    assert Entry.objects.filter(completes=bill).count() == 1
+    assert Entry.objects.filter(completes__pk=bill).count() == 1
 
 
 def test_the_database_refuses_a_second_completion_of_one_occurrence(ledgers: Ledgers):

@@ -121,4 +121,5 @@ def test_every_ledger_error_has_the_same_text_on_rest_and_mcp(
 def test_every_ledger_tool_has_its_rest_route(tool: str) -> None:
     from django.urls import resolve
 
-    assert resolve(f"/api/v1/ledger/{ROUTES[tool]}").func.view_class.__name__.lower().startswith(tool.replace("_", ""))
+    view: Any = resolve(f"/api/v1/ledger/{ROUTES[tool]}").func
+    assert view.view_class.__name__.lower().startswith(tool.replace("_", ""))

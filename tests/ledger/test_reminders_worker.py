@@ -31,8 +31,9 @@ def run(celery_worker: CeleryWorker, *at: datetime) -> list[str]:
     before = len(celery_worker.succeeded(TASK))
     for now in at:
         tasks.send_due_reminders.delay(now=now.isoformat())
-    return wait_for(lambda: (done := celery_worker.succeeded(TASK)) and len(done) >= before + len(at) and done, 60,
-                    0.1, f"{len(at)} run(s) of {TASK}")[before:]  # fmt: skip
+    done: list[str] = wait_for(lambda: (got := celery_worker.succeeded(TASK)) and len(got) >= before + len(at) and got,
+                               60, 0.1, f"{len(at)} run(s) of {TASK}")  # fmt: skip
+    return done[before:]
 
 
 def test_the_worker_emails_each_due_occurrence_once(ledgers: Ledgers, celery_worker: CeleryWorker) -> None:
