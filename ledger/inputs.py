@@ -61,6 +61,9 @@ LIST: tuple[Param, ...] = (
           nullable=False, minimum=0, maximum=MAX_OFFSET),
 )  # fmt: skip
 
+# The CSV export (dashboard): ledger_list's filters, every matching entry (no paging).
+ROWS: tuple[Param, ...] = tuple(p for p in LIST if p.name not in ("limit", "offset"))
+
 BALANCE: tuple[Param, ...] = (
     CURRENCY,
     CATEGORY,
