@@ -5,6 +5,7 @@
   advisory lock on the project, so two racing writes cannot both take the last slot (called
   inside the write's transaction, as ``memory_remember`` does).
 - ``turn_room``: the plan's session-turns-per-project limit, under a lock like ``check_quota``.
+- ``check_ledger_quota``: the plan's ledger-entries-per-project limit, under a lock likewise.
 - ``check_rate``: one API call (REST, MCP; not a person in the dashboard) counted per key and per
   project in fixed one-minute windows
   (``billing.counters``: Redis ``INCR`` or a PostgreSQL upsert), refused past the plan's limits
@@ -31,6 +32,8 @@ WINDOW_SECONDS = 60
 MONTHLY_TTL_SECONDS = 40 * 24 * 3600  # a month's call count outlives the month for the snapshot job
 _QUOTA_LOCK_NAMESPACE = "billing-project-quota"
 _TURN_QUOTA_LOCK_NAMESPACE = "billing-project-turn-quota"
+_LEDGER_QUOTA_LOCK_NAMESPACE = "billing-project-ledger-quota"
+LEDGER_LIMIT_TEXT = "project ledger entry limit exceeded"
 
 
 class CallAdmission:
@@ -69,6 +72,18 @@ class CallAdmission:
             return wanted
         advisory_xact_lock(_TURN_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
         return max(0, min(wanted, limit - selectors.live_turns(self.principal.project)))
+
+    def check_ledger_quota(self) -> None:
+        """Raise ``project ledger entry limit exceeded`` when the project holds the plan's
+        ledger-entries-per-project limit (every entry counts: reversals and completions too, as
+        nothing is ever deleted), counted under a transaction-scoped lock on the project."""
+        plan = self.state.plan
+        limit = plan.ledger_entries_per_project if plan else None
+        if limit is None:
+            return
+        advisory_xact_lock(_LEDGER_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
+        if selectors.ledger_entries(self.principal.project) >= limit:
+            raise Forbidden(LEDGER_LIMIT_TEXT, code="limit_exceeded")
 
     def hold_quota(self) -> None:
         """Lock the project's quota and read its count once, for the rest of the transaction."""

@@ -24,6 +24,9 @@ class Plan(models.Model):
     turns_per_project = models.PositiveIntegerField(
         null=True, blank=True, help_text="Uploaded session turns per project (docs/sessions.md). Empty: unlimited."
     )
+    ledger_entries_per_project = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Ledger entries per project (docs/ledger.md). Empty: unlimited."
+    )
     projects_per_account = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_key = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")

@@ -57,6 +57,7 @@ def limits_of(plan: Plan) -> list[str]:
     lines = [
         count(plan.records_per_project, "records per project"),
         count(plan.turns_per_project, "session turns per project"),
+        count(plan.ledger_entries_per_project, "ledger entries per project"),
         count(plan.projects_per_account, "projects"),
         count(plan.calls_per_minute_per_key, "API calls per minute per key"),
     ]

@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Account, Project
 from billing import notices, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
+from ledger.models import Entry as LedgerEntry
 from memories.models import live_count, project_live_counts
 from transcripts.selectors import live_turns as _live_turns
 
@@ -100,6 +101,11 @@ def live_records(project: Project) -> int:
 def live_turns(project: Project) -> int:
     """The session turns that count against the plan: those of the project's sessions not forgotten."""
     return _live_turns(project_id=project.pk)
+
+
+def ledger_entries(project: Project) -> int:
+    """The ledger entries that count against the plan: all of the project's (append-only)."""
+    return LedgerEntry.objects.filter(project=project).count()
 
 
 # --- usage -------------------------------------------------------------------------------

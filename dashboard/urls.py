@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.views import account, connections, docs, org, project, sessions
+from dashboard.views import account, connections, docs, ledger, org, project, sessions
 
 app_name = "dashboard"
 
@@ -35,6 +35,10 @@ urlpatterns = [
     path("p/<uuid:project_id>/sessions/<uuid:session_pk>/", sessions.session_detail, name="session"),
     path("p/<uuid:project_id>/sessions/<uuid:session_pk>/share", sessions.session_share_view, name="session-share"),
     path("p/<uuid:project_id>/sessions/<uuid:session_pk>/forget", sessions.session_forget_view, name="session-forget"),
+    path("p/<uuid:project_id>/ledger/", ledger.ledger, name="ledger"),
+    path("p/<uuid:project_id>/ledger/export.csv", ledger.ledger_export, name="ledger-export"),
+    path("p/<uuid:project_id>/ledger/<uuid:entry_id>/complete", ledger.ledger_complete_view, name="ledger-complete"),
+    path("p/<uuid:project_id>/ledger/<uuid:entry_id>/reverse", ledger.ledger_reverse_view, name="ledger-reverse"),
     path("p/<uuid:project_id>/workspaces/", project.workspaces, name="workspaces"),
     path(
         "p/<uuid:project_id>/workspaces/<uuid:workspace_id>/delete", project.workspace_delete, name="workspace-delete"

@@ -4,9 +4,7 @@ call, format: what a key may export or import is decided by ``datarights.export`
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator, Iterator
 
-from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
@@ -16,6 +14,7 @@ from rest_framework.response import Response
 from datarights import export, restore
 from memories.api.views import ApiView, principal_of
 from mmw.errors import InvalidInput
+from mmw.streaming import as_async
 
 SCOPES = ("project", "account")
 
@@ -47,15 +46,6 @@ def export_response(scope: export.ExportScope) -> StreamingHttpResponse:
     """The export as a gzip attachment, streamed (REST and the dashboard alike)."""
     now = timezone.now()
     chunks = export.gzip_chunks(export.export_lines(scope, now=now))
-    response = StreamingHttpResponse(_async(chunks), content_type="application/gzip")
+    response = StreamingHttpResponse(as_async(chunks), content_type="application/gzip")
     response["Content-Disposition"] = f'attachment; filename="{export.export_filename(scope, now)}"'
     return response
-
-
-async def _async(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """Serve a synchronous generator chunk by chunk under ASGI: Django would otherwise read all of
-    it into a list first. Each step runs in the request's thread, which holds the cursor."""
-    sentinel = b""
-    step = sync_to_async(lambda: next(chunks, sentinel), thread_sensitive=True)
-    while chunk := await step():
-        yield chunk

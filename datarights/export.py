@@ -21,9 +21,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.keys import Principal, principal_for
-from accounts.models import SCOPE_READ, Account, AuditEvent, Project, User, Workspace
+from accounts.models import SCOPE_LEDGER_READ, SCOPE_READ, Account, AuditEvent, Project, User, Workspace
 from datarights import format as fmt
 from datarights.models import AuthorLabel
+from ledger.models import Entry
 from memories.models import Memory, MemoryRelation
 from memories.selectors import begin_read
 from mmw.errors import Forbidden, NotFound
@@ -38,7 +39,9 @@ MANAGERS_ONLY = "only owners and admins can export"
 
 # A project export carries the audit rows about its data; keys, access and the account's own
 # events come with the account export.
-PROJECT_AUDIT_TARGETS = ("memory", "session", "workspace")
+PROJECT_AUDIT_TARGETS = ("memory", "session", "workspace", "ledger_entry")
+# A person in the dashboard reads both kinds of data; a key, what its scopes allow.
+MEMBER_SCOPES = frozenset({SCOPE_READ, SCOPE_LEDGER_READ})
 
 _T = TypeVar("_T")
 
@@ -63,7 +66,8 @@ def scope_for_key(*, principal: Principal, whole_account: bool) -> ExportScope:
         return ExportScope(principal.account, ((principal.project, principal),), False, membership.manages)
     if membership.role != Membership.Role.OWNER:
         raise Forbidden(OWNER_ONLY)
-    return _account_scope(principal.account, principal.user, frozenset({SCOPE_READ}), membership.manages)
+    scopes = frozenset({SCOPE_READ}) | (principal.scopes & {SCOPE_LEDGER_READ})
+    return _account_scope(principal.account, principal.user, scopes, membership.manages)
 
 
 def scope_for_member(*, user: User, account: Account, project: Project | None) -> ExportScope:
@@ -72,8 +76,8 @@ def scope_for_member(*, user: User, account: Account, project: Project | None) -
     if project is None:
         if membership.role != Membership.Role.OWNER:
             raise Forbidden(OWNER_ONLY)
-        return _account_scope(account, user, frozenset({SCOPE_READ}), True)
-    principal = principal_for(user=user, project=project)
+        return _account_scope(account, user, MEMBER_SCOPES, True)
+    principal = principal_for(user=user, project=project, scopes=MEMBER_SCOPES)
     if principal is None or project.account_id != account.pk:
         raise Forbidden(MANAGERS_ONLY)
     return ExportScope(account, ((project, principal),), False, True)
@@ -151,12 +155,30 @@ def _project_lines(account: Account, project: Project, principal: Principal | No
     )
     for turn in ordered.iterator(CHUNK):
         yield fmt.dumps(fmt.turn_line(turn))
+    entries = ledger_entries_of(account, project, principal).select_related("author")
+    for entry_batch in _chunks(entries.iterator(CHUNK)):
+        labels = _labels(AuthorLabel.Kind.LEDGER_ENTRY, [e.pk for e in entry_batch if e.author_id is None])
+        for entry in entry_batch:
+            author = entry.author.email if entry.author is not None else labels.get(str(entry.pk))
+            yield fmt.dumps(fmt.ledger_entry_line(entry, author=author))
 
 
 def memories_of(account: Account, project: Project, principal: Principal | None) -> QuerySet[Memory]:
     """Every version of every record of ``project`` that ``principal`` reads (forgotten ones
     included: they become stubs), oldest first."""
     base = Memory.objects.visible_to(principal) if principal is not None else Memory.objects.filter(account=account)
+    return base.filter(project=project).order_by("created_at", "id")
+
+
+def ledger_entries_of(account: Account, project: Project, principal: Principal | None) -> QuerySet[Entry]:
+    """The project's ledger entries ``principal`` reads (none without ``ledger:read``), oldest
+    first: an entry comes after the one it reverses or completes, so an import meets it first."""
+    if principal is None:
+        base = Entry.objects.filter(account=account)
+    elif SCOPE_LEDGER_READ in principal.scopes:
+        base = Entry.objects.visible_to(principal)
+    else:
+        return Entry.objects.none()
     return base.filter(project=project).order_by("created_at", "id")
 
 

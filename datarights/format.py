@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 from accounts.models import Account, AuditEvent, Project, Workspace
+from ledger.currencies import format_amount
+from ledger.models import Entry
 from memories.models import Memory, MemoryRelation
 from transcripts.models import Session, Turn
 
@@ -167,6 +169,36 @@ def turn_line(turn: Turn) -> Line:
         "is_stub": turn.is_stub,
         "stub_reason": turn.stub_reason,
         "created_at": time(turn.created_at),
+    }
+
+
+def ledger_entry_line(entry: Entry, *, author: str | None) -> Line:
+    """A ledger entry, every column (entries are append-only: there is no stub). ``amount`` is a
+    decimal string with exactly the currency's minor units, never a JSON number."""
+    return {
+        "type": "ledger_entry",
+        "id": str(entry.pk),
+        "project": str(entry.project_id),
+        "kind": entry.kind,
+        "amount": format_amount(entry.amount, entry.currency),
+        "currency": entry.currency,
+        "occurred_at": time(entry.occurred_at),
+        "due_at": time(entry.due_at),
+        "repeat": entry.repeat,
+        "counterparty": entry.counterparty,
+        "category": entry.category,
+        "memo": entry.memo,
+        "reference": entry.reference,
+        "content_digest": entry.content_digest,
+        "tags": list(entry.tags),
+        "visibility": entry.visibility,
+        "department_ids": list(entry.department_ids),
+        "author": author,
+        "device_label": entry.device_label,
+        "reverses": str(entry.reverses_id) if entry.reverses_id else None,
+        "completes": str(entry.completes_id) if entry.completes_id else None,
+        "completes_due_at": time(entry.completes_due_at),
+        "created_at": time(entry.created_at),
     }
 
 

@@ -2,7 +2,7 @@
 webhook endpoints with their deliveries.
 
 Everything else an export reads or an import writes lives in the apps that own it (accounts,
-memories, transcripts); this app only reads and writes them through their models and services.
+memories, transcripts, ledger); this app only reads and writes them through their models and services.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ class AuthorLabel(models.Model):
         MEMORY = "memory", "memory"
         SESSION = "session", "session"
         AUDIT_EVENT = "audit_event", "audit event"
+        LEDGER_ENTRY = "ledger_entry", "ledger entry"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=16, choices=Kind.choices)

@@ -25,10 +25,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_WRITE, Account, AuditEvent, Project, User, Workspace
+from accounts.models import SCOPE_LEDGER_WRITE, SCOPE_WRITE, Account, AuditEvent, Project, User, Workspace
 from accounts.services import audit_record
 from datarights import format as fmt
 from datarights.models import AuthorLabel
+from ledger import services as ledger_services
+from ledger.currencies import check_currency, parse_amount
+from ledger.models import Entry
 from memories import record_rules, sequence
 from memories import tasks as memory_tasks
 from memories.models import Memory, MemoryRelation
@@ -120,6 +123,7 @@ def import_for_key(*, principal: Principal, stream: IO[bytes]) -> ImportReport:
     if not principal.membership.manages:
         raise Forbidden(MANAGERS_ONLY)
     importer = _Importer(account=principal.account, actor=principal.user, target=principal.project, progress=None)
+    importer.ledger_allowed = SCOPE_LEDGER_WRITE in principal.scopes
     return importer.run(stream)
 
 
@@ -133,6 +137,7 @@ class _Importer:
         self.workspaces: dict[str, Workspace] = {}  # public id → workspace
         self.pending: dict[str, list[tuple[int, fmt.Line]]] = {}
         self.users = self._members()
+        self.ledger_allowed = True  # a key's import: only with ledger:write
 
     def _members(self) -> dict[str, User]:
         rows = Membership.objects.filter(account=self.account).select_related("user")
@@ -204,6 +209,7 @@ class _Importer:
             "relation": self._relations,
             "session": self._sessions,
             "turn": self._turns,
+            "ledger_entry": self._ledger_entries,
             "audit_event": self._audit_events,
         }
 
@@ -303,7 +309,9 @@ class _Importer:
         if self.projects:
             raise InvalidInput(f"line {number}: a project export holds one project")
         empty = (
-            not Memory.objects.filter(project=target).exists() and not Session.objects.filter(project=target).exists()
+            not Memory.objects.filter(project=target).exists()
+            and not Session.objects.filter(project=target).exists()
+            and not Entry.objects.filter(project=target).exists()
         )
         earlier = AuditEvent.objects.filter(
             account=self.account, action="data.imported", data__into_projects__contains=[str(target.pk)]
@@ -566,6 +574,73 @@ class _Importer:
             new.append(turn)
         self._insert(Turn, new, "turn")
 
+    def _ledger_entries(self, rows: list[tuple[int, fmt.Line]]) -> None:
+        """Entries keep their ids, amounts, links (``reverses``, ``completes``) and times; one
+        already here with the same line is unchanged, with another a collision. An entry is never
+        updated (the ledger is append-only), so an import only ever adds."""
+        if not self.ledger_allowed:
+            raise Forbidden("403 Forbidden: key lacks ledger:write")
+        ids = _uuids(str(get(line, "id")) for _, line in rows)
+        found = {str(e.pk): e for e in Entry.objects.filter(pk__in=ids).select_related("author")}
+        labels = dict(
+            AuthorLabel.objects.filter(kind="ledger_entry", object_id__in=found).values_list("object_id", "email")
+        )
+        new: list[tuple[Entry, object]] = []
+        for number, line in rows:
+            line = self._mapped(line)
+            project = self._project_of(number, line)
+            existing = found.get(str(get(line, "id")))
+            if existing is not None:
+                if existing.project_id != project.pk:
+                    self._collide(number, f"ledger entry {existing.pk} exists in another project")
+                    continue
+                author = existing.author.email if existing.author else labels.get(str(existing.pk))
+                mine = fmt.ledger_entry_line(existing, author=author)
+                self._same(number, "ledger_entry", f"ledger entry {existing.pk}", mine, line)
+                continue
+            new.append((self._new_entry(number, line, project), get(line, "author")))
+        self._labels("ledger_entry", [(e.pk, email) for e, email in new if e.author_id is None])
+        self._insert(Entry, [e for e, _ in new], "ledger_entry")
+
+    def _new_entry(self, number: int, line: fmt.Line, project: Project) -> Entry:
+        t = parse_time
+        try:
+            if not isinstance(get(line, "currency"), str) or not isinstance(get(line, "amount"), str):
+                raise InvalidInput("amount and currency must be strings")
+            currency = check_currency(get(line, "currency"))
+            amount = parse_amount(get(line, "amount"), currency)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}: {exc.message}") from None
+        link = get(line, "reverses"), get(line, "completes")
+        entry = Entry(
+            id=_uuid(number, get(line, "id")),
+            account=self.account,
+            project=project,
+            kind=get(line, "kind"),
+            amount=amount,
+            currency=currency,
+            occurred_at=t(get(line, "occurred_at"), "occurred_at"),
+            due_at=t(get(line, "due_at"), "due_at"),
+            repeat=get(line, "repeat") or "",
+            counterparty=get(line, "counterparty") or "",
+            category=get(line, "category") or "",
+            memo=get(line, "memo") or "",
+            reference=get(line, "reference"),
+            content_digest=get(line, "content_digest"),
+            tags=get(line, "tags") or [],
+            visibility=get(line, "visibility"),
+            department_ids=get(line, "department_ids") or [],
+            author=self._user(get(line, "author")),
+            device_label=get(line, "device_label") or "",
+            reverses_id=_uuid(number, link[0]) if link[0] is not None else None,
+            completes_id=_uuid(number, link[1]) if link[1] is not None else None,
+            completes_due_at=t(get(line, "completes_due_at"), "completes_due_at"),
+            created_at=t(get(line, "created_at"), "created_at"),
+        )
+        _screen_entry(number, entry, project.guard_secrets_mode)
+        self._check(number, entry, ["account", "project", "author", "api_key", "reverses", "completes"])
+        return entry
+
     def _audit_events(self, rows: list[tuple[int, fmt.Line]]) -> None:
         renames = {old: str(p.pk) for old, p in self.projects.items() if old != str(p.pk)}
         new = []
@@ -627,6 +702,20 @@ def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
     markers are stable), so the round trip stays byte-identical."""
     fields: dict[str, Any] = {name: getattr(memory, name) for name in record_rules.SCREENED_FIELDS}
     fields["tags"] = list(memory.tags)
+    try:
+        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
+    except InvalidInput as exc:
+        raise InvalidInput(f"line {number}: {exc.message}") from None
+    if redactions:
+        rules = ", ".join(sorted({f"{r.field}: {r.rule_id}" for r in redactions}))
+        raise InvalidInput(f"line {number}: holds a secret Memory Guard redacts ({rules}); import refused")
+
+
+def _screen_entry(number: int, entry: Entry, secrets_mode: str) -> None:
+    """Memory Guard over an imported entry's text fields, as ``ledger_record`` screens them (card
+    numbers and IBANs redacted, poisoning refused): an MMW export passes unchanged."""
+    fields: dict[str, Any] = {name: getattr(entry, name) for name in ledger_services.SCREENED}
+    fields["tags"] = list(entry.tags)
     try:
         _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
     except InvalidInput as exc:

@@ -81,3 +81,11 @@ class LedgerUpcomingView(ApiView):
                answer="LedgerUpcoming", body=json_schema(inputs.UPCOMING))  # fmt: skip
     def post(self, request: Request) -> Response:
         return Response(selectors.ledger_upcoming(principal=principal_of(request), payload=body(request)))
+
+
+class LedgerCompleteView(ApiView):
+    @operation("ledger_complete", "ledger_complete: append the transaction that pays one reminder occurrence",
+               answer="LedgerRecorded", status=201, errors=(404, 409), body=json_schema(inputs.COMPLETE))  # fmt: skip
+    def post(self, request: Request) -> Response:
+        answer = services.ledger_complete(principal=principal_of(request), payload=body(request))
+        return Response(answer, status=status.HTTP_201_CREATED)

@@ -61,6 +61,9 @@ LIST: tuple[Param, ...] = (
           nullable=False, minimum=0, maximum=MAX_OFFSET),
 )  # fmt: skip
 
+# The CSV export (dashboard): ledger_list's filters, every matching entry (no paging).
+ROWS: tuple[Param, ...] = tuple(p for p in LIST if p.name not in ("limit", "offset"))
+
 BALANCE: tuple[Param, ...] = (
     CURRENCY,
     CATEGORY,
@@ -76,6 +79,16 @@ REVERSE: tuple[Param, ...] = (
           max_length=REASON_CHARS, min_length=1),
 )  # fmt: skip
 
+COMPLETE: tuple[Param, ...] = (
+    Param("entry_id", "string", "Id of the reminder to complete.", required=True, nullable=False, max_length=ID_CHARS),
+    Param("due_at", "string", "The occurrence to complete (its due_at as ledger_upcoming lists it; default: the "
+          "earliest occurrence not completed yet)." + _TIME, max_length=TIME_CHARS),
+    Param("occurred_at", "string", "When it was paid (default: now), from 1900 to one day ahead." + _TIME,
+          max_length=TIME_CHARS),
+    Param("memo", "string", "Free text kept on the completing transaction (screened by the Guard).",
+          max_length=MEMO_CHARS),
+)  # fmt: skip
+
 UPCOMING: tuple[Param, ...] = (
     Param("until", "string", "Reminders due up to this time (default: 30 days ahead, at most 366)." + _TIME,
           max_length=TIME_CHARS),
@@ -87,4 +100,5 @@ OPERATIONS: dict[str, tuple[Param, ...]] = {
     "ledger_balance": BALANCE,
     "ledger_reverse": REVERSE,
     "ledger_upcoming": UPCOMING,
+    "ledger_complete": COMPLETE,
 }

@@ -2,7 +2,9 @@
 
 An entry is never edited or deleted: a correction is a new entry that ``reverses`` the original
 (``ledger.services.ledger_reverse``); the one-to-one link makes a second reversal impossible in
-the database too. Amounts are ``numeric`` — exact, never a float.
+the database too. A reminder's occurrence is completed by a transaction that ``completes`` it
+(``ledger.services.ledger_complete``): one per (reminder, occurrence), unique in the database.
+Amounts are ``numeric`` — exact, never a float.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ class Entry(models.Model):
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     device_label = models.CharField(max_length=200, blank=True)
     reverses = models.OneToOneField("self", null=True, blank=True, on_delete=models.CASCADE, related_name="reversed_by")
+    completes = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="completions")
+    completes_due_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = EntryQuerySet.as_manager()
@@ -81,6 +85,12 @@ class Entry(models.Model):
                 name="ledger_entry_kind_times",
             ),
             models.CheckConstraint(condition=~Q(amount=0), name="ledger_entry_amount_not_zero"),
+            models.UniqueConstraint(fields=["completes", "completes_due_at"], name="ledger_entry_complete_once"),
+            models.CheckConstraint(
+                condition=Q(completes__isnull=True, completes_due_at__isnull=True)
+                | Q(kind="transaction", completes__isnull=False, completes_due_at__isnull=False),
+                name="ledger_entry_completes_pair",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@ currency's minor units, never numbers; times RFC 3339 in UTC. Selectors gather, 
 
 from __future__ import annotations
 
+import re
 from typing import NotRequired
 
 from typing_extensions import TypedDict
@@ -28,6 +29,8 @@ class EntryShape(TypedDict):
     visibility: str
     reverses: str | None
     reversed_by: str | None
+    completes: str | None
+    completes_due_at: str | None
     author: Author
     created_at: str
 
@@ -84,6 +87,33 @@ def entry(e: Entry, *, reversed_by: str | None = None) -> EntryShape:
         "visibility": e.visibility,
         "reverses": str(e.reverses_id) if e.reverses_id else None,
         "reversed_by": reversed_by,
+        "completes": str(e.completes_id) if e.completes_id else None,
+        "completes_due_at": e.completes_due_at.isoformat() if e.completes_due_at else None,
         "author": author(e),  # type: ignore[arg-type]  # the same author fields as a record
         "created_at": e.created_at.isoformat(),
     }
+
+
+CSV_COLUMNS = (
+    "id", "kind", "amount", "currency", "occurred_at", "due_at", "repeat", "counterparty", "category", "memo",
+    "reference", "tags", "visibility", "reverses", "reversed_by", "completes", "completes_due_at", "author",
+    "created_at",
+)  # fmt: skip
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def csv_cell(value: str) -> str:
+    """A cell a spreadsheet will not run: text starting with ``= + - @`` (or a tab or carriage
+    return) gets a leading ``'`` (OWASP's CSV injection advice); a plain signed decimal such as
+    ``-1240.18`` is left as it is, so amounts stay numbers."""
+    if value.startswith(_FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def csv_row(e: Entry, *, reversed_by: str | None = None) -> list[str]:
+    """One entry as a CSV row of ``CSV_COLUMNS`` (tags joined with ``;``), every cell escaped."""
+    shape = entry(e, reversed_by=reversed_by)
+    values: dict[str, object] = {**shape, "tags": ";".join(shape["tags"]), "author": shape["author"]["user"]}
+    return [csv_cell("" if values[name] is None else str(values[name])) for name in CSV_COLUMNS]

@@ -16,6 +16,7 @@ from django.db.models import Exists, OuterRef
 from ledger.currencies import format_amount
 from ledger.models import Entry, Kind, ReminderNotice
 from ledger.repeat import occurrences, parse_repeat
+from ledger.selectors import completed_occurrences
 from mmw.mail import send_on_commit
 
 LOOKBACK = timedelta(days=1)
@@ -23,18 +24,23 @@ LOOKBACK = timedelta(days=1)
 
 def due_occurrences(*, now: datetime, lookback: timedelta = LOOKBACK) -> list[tuple[Entry, datetime]]:
     """Occurrences in ``(now - lookback, now]`` of live reminders (not reversed, not a reversal)
-    whose author is still an active user."""
+    whose author is still an active user, less the occurrences already completed."""
     start = now - lookback
     reminders = (
         Entry.objects.filter(kind=Kind.REMINDER, reverses__isnull=True, due_at__lte=now, author__is_active=True)
         .exclude(Exists(Entry.objects.filter(reverses=OuterRef("pk"))))
         .select_related("author", "project")
     )
+    done = completed_occurrences(reminders)
     found = []
     for reminder in reminders.iterator():
         assert reminder.due_at is not None
         rule = parse_repeat(reminder.repeat) if reminder.repeat else None
-        found += [(reminder, at) for at in occurrences(reminder.due_at, rule, start=start, end=now) if at > start]
+        found += [
+            (reminder, at)
+            for at in occurrences(reminder.due_at, rule, start=start, end=now)
+            if at > start and (reminder.pk, at) not in done
+        ]
     return found
 
 

@@ -1,4 +1,5 @@
-"""Everything that reads the ledger: ``ledger_list``, ``ledger_balance``, ``ledger_upcoming``.
+"""Everything that reads the ledger: ``ledger_list``, ``ledger_balance``, ``ledger_upcoming``, and
+``ledger_rows`` (the dashboard's CSV export, the same filters as ``ledger_list``).
 
 Every read starts from ``Entry.objects.visible_to(principal)`` (the memory records' visibility
 rule) and needs ``ledger:read``. Balances are sums in the database's ``numeric`` of transactions
@@ -7,12 +8,12 @@ that are neither reversed nor reversals, so a reversal nets its original out of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncMonth
 from django.utils import timezone
 
@@ -31,6 +32,7 @@ from mmw.errors import InvalidInput
 UPCOMING_DEFAULT = timedelta(days=30)
 UPCOMING_MAX = timedelta(days=366)
 MAX_OCCURRENCES = 1000
+ROWS_CHUNK = 1000
 
 
 def _begin_read(principal: Principal) -> admission.Admission:
@@ -45,6 +47,13 @@ def _times(values: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]
     return since, until
 
 
+def completed_occurrences(reminders: QuerySet[Entry]) -> set[tuple[Any, datetime | None]]:
+    """The (reminder id, occurrence) pairs of ``reminders`` that a completion has paid
+    (``ledger.services.ledger_complete``), whoever completed them."""
+    completions = Entry.objects.filter(completes__in=reminders.values("pk"))
+    return set(completions.values_list("completes_id", "completes_due_at"))
+
+
 def _reversed() -> Exists:
     return Exists(Entry.objects.filter(reverses=OuterRef("pk")))
 
@@ -54,6 +63,47 @@ def ledger_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> p
     values = parse(inputs.LIST, payload)
     since, until = _times(values)
     admitted = _begin_read(principal)
+    entries = _filtered(principal, values, since, until)
+    limit, offset = values["limit"], values["offset"]
+    if not 1 <= limit <= 100:
+        raise InvalidInput("limit must be between 1 and 100")
+    if not 0 <= offset <= inputs.MAX_OFFSET:
+        raise InvalidInput(f"offset must be between 0 and {inputs.MAX_OFFSET}")
+    page = list(_ordered(entries)[offset : offset + limit + 1])
+    reversals = dict(Entry.objects.filter(reverses__in=[e.pk for e in page]).values_list("reverses_id", "id"))
+    shown = [presenters.entry(e, reversed_by=_str(reversals.get(e.pk))) for e in page[:limit]]
+    return {
+        **project_envelope(principal, admitted.notice()),
+        "entries": shown,
+        "limit": limit,
+        "offset": offset,
+        "next_offset": offset + limit if len(page) > limit else None,
+    }
+
+
+def ledger_rows(*, principal: Principal, payload: Mapping[str, Any] | None) -> Iterator[list[str]]:
+    """The CSV export of the entries ``ledger_list`` would page through with the same filters:
+    a header row, then one row per entry, newest first, read from the database in chunks (the
+    caller streams it). The checks (parameters, ``ledger:read``) run before the first row."""
+    values = parse(inputs.ROWS, payload)
+    since, until = _times(values)
+    _begin_read(principal)
+    entries = _ordered(_filtered(principal, values, since, until)).annotate(
+        reversal_id=Subquery(Entry.objects.filter(reverses=OuterRef("pk")).values("pk")[:1])
+    )
+    return _rows(entries)
+
+
+def _rows(entries: QuerySet[Entry]) -> Iterator[list[str]]:
+    yield list(presenters.CSV_COLUMNS)
+    for e in entries.iterator(chunk_size=ROWS_CHUNK):
+        yield presenters.csv_row(e, reversed_by=_str(getattr(e, "reversal_id", None)))
+
+
+def _filtered(
+    principal: Principal, values: Mapping[str, Any], since: datetime | None, until: datetime | None
+) -> QuerySet[Entry]:
+    """The entries ``principal`` reads that match ``ledger_list``'s filters (parsed ``values``)."""
     entries = Entry.objects.visible_to(principal).select_related("author", "api_key")
     if values["kind"] is not None:
         if values["kind"] not in inputs.KINDS:
@@ -71,21 +121,7 @@ def ledger_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> p
         entries = entries.filter(Q(occurred_at__gte=since) | Q(due_at__gte=since))
     if until is not None:
         entries = entries.filter(Q(occurred_at__lte=until) | Q(due_at__lte=until))
-    limit, offset = values["limit"], values["offset"]
-    if not 1 <= limit <= 100:
-        raise InvalidInput("limit must be between 1 and 100")
-    if not 0 <= offset <= inputs.MAX_OFFSET:
-        raise InvalidInput(f"offset must be between 0 and {inputs.MAX_OFFSET}")
-    page = list(_ordered(entries)[offset : offset + limit + 1])
-    reversals = dict(Entry.objects.filter(reverses__in=[e.pk for e in page]).values_list("reverses_id", "id"))
-    shown = [presenters.entry(e, reversed_by=_str(reversals.get(e.pk))) for e in page[:limit]]
-    return {
-        **project_envelope(principal, admitted.notice()),
-        "entries": shown,
-        "limit": limit,
-        "offset": offset,
-        "next_offset": offset + limit if len(page) > limit else None,
-    }
+    return entries
 
 
 def _ordered(entries: QuerySet[Entry]) -> QuerySet[Entry]:
@@ -140,8 +176,8 @@ def ledger_upcoming(
     *, principal: Principal, payload: Mapping[str, Any] | None, now: datetime | None = None
 ) -> presenters.Upcoming:
     """Occurrences of the caller's readable reminders due from now up to ``until`` (default 30
-    days, at most 366), repeats expanded, reversed (cancelled) reminders left out, soonest first;
-    at most 1,000 occurrences."""
+    days, at most 366), repeats expanded, reversed (cancelled) reminders and completed occurrences
+    left out, soonest first; at most 1,000 occurrences."""
     values = parse(inputs.UPCOMING, payload)
     now = now or timezone.now()
     until = parse_time_filter("until", values["until"]) if values["until"] is not None else now + UPCOMING_DEFAULT
@@ -156,11 +192,14 @@ def ledger_upcoming(
         .exclude(_reversed())
         .select_related("author", "api_key")
     )
+    done = completed_occurrences(reminders)
     found: list[tuple[datetime, Entry]] = []
     for reminder in reminders.order_by("due_at", "id").iterator():
         assert reminder.due_at is not None
         rule = parse_repeat(reminder.repeat) if reminder.repeat else None
         for at in occurrences(reminder.due_at, rule, start=now, end=until):
+            if (reminder.pk, at) in done:
+                continue
             found.append((at, reminder))
             if len(found) > 10 * MAX_OCCURRENCES:
                 break

@@ -1,4 +1,5 @@
-"""Everything that writes the ledger: ``ledger_record`` and ``ledger_reverse`` (docs/ledger.md).
+"""Everything that writes the ledger: ``ledger_record``, ``ledger_reverse`` and
+``ledger_complete`` (docs/ledger.md).
 
 Each takes the caller's ``Principal`` and the raw JSON object of the call, parses it with
 ``ledger.inputs`` and answers the same on REST and MCP. The checks run in remember's order
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -22,7 +23,7 @@ from accounts.services import audit_record
 from ledger import inputs, presenters
 from ledger.currencies import check_currency, format_amount, parse_amount
 from ledger.models import Entry, Kind
-from ledger.repeat import parse_repeat
+from ledger.repeat import occurrences, parse_repeat
 from memories import admission, record_rules
 from memories.inputs import parse
 from memories.models import Visibility
@@ -34,6 +35,12 @@ from mmw.locks import advisory_xact_lock
 SCREENED = ("counterparty", "category", "memo", "reference", "tags")
 REFERENCE_CONFLICT = "409 Conflict: reference was used with different content"
 ALREADY_REVERSED = "409 Conflict: entry was already reversed"
+ALREADY_COMPLETED = "409 Conflict: occurrence was already completed"
+NOT_A_REMINDER = "409 Conflict: only a reminder can be completed"
+CANCELLED = "409 Conflict: reminder was cancelled"
+ALL_COMPLETED = "409 Conflict: every occurrence of this reminder is completed"
+NOT_AN_OCCURRENCE = "due_at is not an occurrence of this reminder"
+COMPLETE_HORIZON = timedelta(days=366)
 
 
 def begin_write(principal: Principal) -> admission.Admission:
@@ -105,15 +112,24 @@ def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) ->
                     raise Conflict(REFERENCE_CONFLICT)
                 return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(found),
                         "replayed": True}  # fmt: skip
+        admitted.check_ledger_quota()
         created = _insert(principal, fields, digest)
         _audit(principal, "ledger.recorded", created)
     return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
 
 
-def _insert(principal: Principal, fields: dict[str, Any], digest: str, reverses: Entry | None = None) -> Entry:
-    """A reversal is seen by whoever sees its original: it keeps the original's departments."""
-    if reverses is not None:
-        departments = list(reverses.department_ids)
+def _insert(
+    principal: Principal,
+    fields: dict[str, Any],
+    digest: str,
+    reverses: Entry | None = None,
+    keep_departments: Entry | None = None,
+) -> Entry:
+    """A reversal (or a completion) is seen by whoever sees its original: it keeps the original's
+    departments."""
+    original = reverses or keep_departments
+    if original is not None:
+        departments = list(original.department_ids)
     else:
         departments = sorted(principal.department_ids) if fields["visibility"] == Visibility.DEPARTMENT else []
     return Entry.objects.create(
@@ -160,6 +176,7 @@ def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -
             raise Conflict("409 Conflict: a reversal cannot itself be reversed")
         if Entry.objects.filter(reverses=original).exists():
             raise Conflict(ALREADY_REVERSED)
+        admitted.check_ledger_quota()
         fields = {
             "kind": original.kind,
             "amount": -original.amount,
@@ -188,3 +205,70 @@ def _uuid(value: str) -> uuid.UUID:
         return uuid.UUID(value.strip())
     except ValueError:
         raise NotFound("ledger entry not found") from None
+
+
+def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
+    """Append the transaction that completes (pays) one occurrence of a reminder: the reminder's
+    amount, currency, counterparty, category, tags and visibility, ``completes`` pointing at it.
+    ``due_at`` names the occurrence (default: the earliest one not completed yet). Each occurrence
+    is completed once (409 ``occurrence was already completed``, in the service and the database);
+    a completed occurrence leaves ``ledger_upcoming`` and the due-reminder e-mails."""
+    values = parse(inputs.COMPLETE, payload)
+    now = timezone.now()
+    screened = _screen(principal, {"counterparty": None, "category": None, "memo": values["memo"],
+                                   "reference": None, "tags": None})  # fmt: skip
+    due = parse_time_filter("due_at", values["due_at"]) if values["due_at"] is not None else None
+    occurred = parse_occurred_at(values["occurred_at"], now=now) if values["occurred_at"] is not None else now
+    admitted = begin_write(principal)
+    entry_id = _uuid(values["entry_id"])
+    with transaction.atomic():
+        reminder = Entry.objects.visible_to(principal).select_for_update().filter(pk=entry_id).first()
+        if reminder is None:
+            raise NotFound("ledger entry not found")
+        if reminder.kind != Kind.REMINDER or reminder.reverses_id is not None:
+            raise Conflict(NOT_A_REMINDER)
+        if Entry.objects.filter(reverses=reminder).exists():
+            raise Conflict(CANCELLED)
+        at = _occurrence(reminder, due, now)
+        admitted.check_ledger_quota()
+        fields = {
+            "kind": Kind.TRANSACTION,
+            "amount": reminder.amount,
+            "currency": reminder.currency,
+            "occurred_at": occurred,
+            "repeat": "",
+            "counterparty": reminder.counterparty,
+            "category": reminder.category,
+            "memo": (screened["memo"] or "").strip(),
+            "reference": None,
+            "tags": list(reminder.tags),
+            "visibility": reminder.visibility,
+            "completes": reminder,
+            "completes_due_at": at,
+        }
+        try:
+            with transaction.atomic():
+                digest = _digest({**fields, "completes": str(reminder.pk)})
+                created = _insert(principal, fields, digest, keep_departments=reminder)
+        except IntegrityError:
+            raise Conflict(ALREADY_COMPLETED) from None
+        _audit(principal, "ledger.completed", created)
+    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+
+
+def _occurrence(reminder: Entry, due: datetime | None, now: datetime) -> datetime:
+    """The occurrence ``due`` names (refused when it is not one), or the earliest not completed."""
+    assert reminder.due_at is not None
+    rule = parse_repeat(reminder.repeat) if reminder.repeat else None
+    if due is not None:
+        if next(occurrences(reminder.due_at, rule, start=due, end=due), None) is None:
+            raise InvalidInput(NOT_AN_OCCURRENCE)
+        if reminder.completions.filter(completes_due_at=due).exists():
+            raise Conflict(ALREADY_COMPLETED)
+        return due
+    done = set(reminder.completions.values_list("completes_due_at", flat=True))
+    horizon = max(now, reminder.due_at) + COMPLETE_HORIZON
+    for at in occurrences(reminder.due_at, rule, start=reminder.due_at, end=horizon):
+        if at not in done:
+            return at
+    raise Conflict(ALL_COMPLETED)

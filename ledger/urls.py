@@ -10,4 +10,5 @@ urlpatterns = [
     re_path(r"^ledger/balance/?$", api.LedgerBalanceView.as_view(), name="ledger-balance"),
     re_path(r"^ledger/reverse/?$", api.LedgerReverseView.as_view(), name="ledger-reverse"),
     re_path(r"^ledger/upcoming/?$", api.LedgerUpcomingView.as_view(), name="ledger-upcoming"),
+    re_path(r"^ledger/complete/?$", api.LedgerCompleteView.as_view(), name="ledger-complete"),
 ]

@@ -12,6 +12,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db import connection, models
@@ -59,4 +60,6 @@ def _json_value(model_field: Any, value: Any) -> Any:
         return str(value)
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)  # a JSON string PostgreSQL reads as numeric: exact, never through a float
     return value

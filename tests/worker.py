@@ -4,7 +4,9 @@
 the same ``MMW_DATA_DIR`` (so the same embedded PostgreSQL) and ``MMW_TEST_DATABASE_NAME`` set to
 pytest-django's test database, after emptying the broker's Redis database. Tests that use it need
 ``transactional_db`` (the worker only sees committed rows). The worker logs to a file;
-``outcomes(memory_id)`` reads what the archivist reported for a record there.
+``outcomes(memory_id)`` reads what the archivist reported for a record there, ``succeeded(task)``
+what a task returned; the worker writes its e-mails as files (``MMW_TEST_EMAIL_DIR``, the
+file-based backend of the test settings) and ``emails()`` reads them back.
 
 ``BrokerProxy`` forwards TCP to Redis and can be broken on purpose: ``refuse()`` closes the port
 (connection refused, as when Redis is stopped), ``hang()`` accepts connections and never answers
@@ -17,6 +19,8 @@ In a test module: ``from tests.worker import celery_worker, broker_proxy  # noqa
 from __future__ import annotations
 
 import contextlib
+import email
+import email.message
 import os
 import re
 import signal
@@ -40,6 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 _OUTCOME = re.compile(r"archivist ([0-9a-f-]{36}): (.+?)\s*$")
+_SUCCEEDED = re.compile(r"Task ([\w.]+)\[[0-9a-f-]+\] succeeded in [\d.]+s: (.*?)\s*$")
+_MESSAGE_SEPARATOR = "\n" + "-" * 79 + "\n"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float, interval: float = 0.1, what: str = "condition") -> Any:
@@ -62,6 +68,8 @@ class CeleryWorker:
         self.database_name = database_name
         self.process: subprocess.Popen[bytes] | None = None
         self.logs: list[Path] = []
+        self.email_dir = log_dir / "emails"
+        self.email_dir.mkdir(exist_ok=True)
 
     def start(self) -> None:
         log = self.log_dir / f"worker-{len(self.logs) + 1}.log"
@@ -72,6 +80,7 @@ class CeleryWorker:
             "MMW_DATA_DIR": str(settings.DATA_DIR),
             "MMW_TEST_BROKER_URL": str(settings.CELERY_BROKER_URL),
             "MMW_TEST_DATABASE_NAME": self.database_name,
+            "MMW_TEST_EMAIL_DIR": str(self.email_dir),
             "PYTHONUNBUFFERED": "1",
         }
         command = [
@@ -109,6 +118,25 @@ class CeleryWorker:
 
     def log_text(self) -> str:
         return "\n".join(log.read_text(errors="replace") for log in self.logs if log.exists())
+
+    def succeeded(self, task: str) -> list[str]:
+        """The return values (as logged) of every run of ``task`` that succeeded, across all starts."""
+        found = []
+        for line in self.log_text().splitlines():
+            match = _SUCCEEDED.search(line)
+            if match and match.group(1) == task:
+                found.append(match.group(2))
+        return found
+
+    def emails(self) -> list[email.message.Message]:
+        """Every e-mail the worker sent (Django's file backend: one file per connection, messages
+        separated by a line of 79 dashes), oldest file first."""
+        found = []
+        for path in sorted(self.email_dir.glob("*.log"), key=lambda p: p.stat().st_mtime_ns):
+            for chunk in path.read_text(errors="replace").split(_MESSAGE_SEPARATOR):
+                if chunk.strip():
+                    found.append(email.message_from_string(chunk.strip("\n")))
+        return found
 
     def outcomes(self, memory_id: object) -> list[str]:
         """What every run of ``archive_memory`` for this record reported, across all starts."""

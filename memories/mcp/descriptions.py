@@ -203,9 +203,18 @@ a reversal nets its original out of every period. Balances are exact decimal str
 LEDGER_REVERSE = """\
 Correct or cancel a ledger entry by appending its reversal: the same currency and category, the
 opposite amount, your reason as its memo. Nothing is edited or deleted. An entry can be reversed
-once, and a reversal cannot itself be reversed (409). Reversing a reminder cancels it."""
+once, and a reversal cannot itself be reversed (409). Reversing a reminder cancels it; to mark
+one occurrence of a reminder paid, use ledger_complete instead."""
 
 LEDGER_UPCOMING = """\
 Reminders falling due from now up to until (default 30 days ahead, at most 366), repeats expanded
-into one item per occurrence, soonest first; cancelled (reversed) reminders are left out. Use it
-before planning payments or when asked what is due."""
+into one item per occurrence, soonest first; cancelled (reversed) reminders and completed
+occurrences are left out. Use it before planning payments or when asked what is due."""
+
+LEDGER_COMPLETE = """Mark one occurrence of a reminder as paid: appends a transaction with the reminder's amount,
+currency, counterparty and category that completes it. due_at names the occurrence (as
+ledger_upcoming lists it); without it, the earliest occurrence not completed yet. occurred_at is
+when it was paid (default now); memo is kept on the transaction. A completed occurrence leaves
+ledger_upcoming and is not e-mailed. Each occurrence is completed once: a second completion fails
+with a 409 (occurrence was already completed); a cancelled reminder, or an entry that is not a
+reminder, cannot be completed (409)."""

@@ -1,4 +1,4 @@
-"""The MCP tools (eight on memories, two on sessions, five on the ledger): each passes its raw arguments to the
+"""The MCP tools (eight on memories, two on sessions, six on the ledger): each passes its raw arguments to the
 service or selector REST also calls.
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
@@ -128,6 +128,10 @@ def _ledger_reverse(principal: Principal, arguments: Any, headers: Mapping[str, 
 
 def _ledger_upcoming(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Upcoming:
     return ledger_selectors.ledger_upcoming(principal=principal, payload=arguments)
+
+
+def _ledger_complete(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
+    return ledger_services.ledger_complete(principal=principal, payload=arguments)
 
 
 def _results(answer: Mapping[str, Any]) -> list[presenters.Record]:
@@ -265,6 +269,16 @@ SPECS: tuple[ToolSpec, ...] = (
         _READ,
         ledger_presenters.Upcoming,
         scope=SCOPE_LEDGER_READ,
+    ),
+    ToolSpec(
+        "ledger_complete",
+        "Complete a reminder",
+        ledger_inputs.COMPLETE,
+        descriptions.LEDGER_COMPLETE,
+        _ledger_complete,
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        ledger_presenters.Recorded,
+        scope=SCOPE_LEDGER_WRITE,
     ),
 )
 

@@ -15,6 +15,11 @@ CELERY_BROKER_URL = os.environ.get("MMW_TEST_BROKER_URL", "redis://127.0.0.1:637
 MMW_WARM_MODELS = False  # tests pick their model per test; loading the default in the background only costs CPU
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# A Celery worker started by tests/worker.py writes its e-mails as files there (tests read them
+# with CeleryWorker.emails()); pytest-django's own process keeps the in-memory outbox.
+if os.environ.get("MMW_TEST_EMAIL_DIR"):
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ["MMW_TEST_EMAIL_DIR"]
 # A Celery worker started by tests/worker.py uses pytest-django's test database; a killed worker's
 # unacknowledged task comes back after seconds, not the default hour.
 DATABASES["default"]["NAME"] = os.environ.get("MMW_TEST_DATABASE_NAME", DATABASES["default"]["NAME"])  # noqa: F405

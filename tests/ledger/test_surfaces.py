@@ -86,6 +86,7 @@ def test_oauth_tokens_need_the_ledger_scope_of_each_ledger_tool() -> None:
     assert {t: scopes[t] for t in scopes if t.startswith("ledger_")} == {
         "ledger_record": "ledger:write",
         "ledger_reverse": "ledger:write",
+        "ledger_complete": "ledger:write",
         "ledger_list": "ledger:read",
         "ledger_balance": "ledger:read",
         "ledger_upcoming": "ledger:read",

@@ -75,8 +75,9 @@ def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServe
         await call("forget_session", {"client": "claude-code", "session_id": "s-2"})
         paid = await call("ledger_record", {"kind": "transaction", "amount": "-12.50", "currency": "EUR",
                                             "reference": "inv-1", "category": "hosting"})  # fmt: skip
-        await call("ledger_record", {"kind": "reminder", "amount": "-900", "currency": "JPY",
-                                     "due_at": "2099-01-31T09:00:00Z", "repeat": "FREQ=MONTHLY"})  # fmt: skip
+        rent = await call("ledger_record", {"kind": "reminder", "amount": "-900", "currency": "JPY",
+                                            "due_at": "2099-01-31T09:00:00Z", "repeat": "FREQ=MONTHLY"})  # fmt: skip
+        await call("ledger_complete", {"entry_id": rent["entry"]["id"]})
         await call("ledger_reverse", {"entry_id": paid["entry"]["id"], "reason": "duplicate"})
         await call("ledger_list", {"limit": 1})
         await call("ledger_balance", {"by_category": True, "by_month": True})
