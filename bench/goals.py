@@ -78,7 +78,8 @@ def _sentence_vectors(texts: latency.Texts, data_dir: Path) -> np.ndarray:
 
     cache = data_dir / f"goals-sentences-{len(texts.pool)}.npy"
     if cache.exists():
-        return np.load(cache)
+        cached: np.ndarray = np.load(cache)
+        return cached
     backend = get_backend("use")
     log(f"embedding {len(texts.pool)} sentences once (cached in {cache})")
     vectors = np.asarray(backend.embed_documents([s[:MAX_EMBEDDED_CHARS] for s in texts.pool]), dtype=np.float32)
@@ -191,7 +192,7 @@ async def measure_mcp(url: str, key: str, ids: list[str], clients: int, seconds:
         rng = random.Random(index)
 
         async def work(client: Any) -> None:
-            mix = [
+            mix: list[tuple[str, Callable[[], dict[str, Any]]]] = [
                 ("search", lambda: {"query": texts.query()}),
                 ("get_memory", lambda: {"memory_id": rng.choice(ids)}),
                 ("list_workspaces", lambda: {}),

@@ -107,7 +107,7 @@ def main() -> None:
     def old() -> object:
         return orm_nearest(qs, *next_vector(), 50)
 
-    ids = [c.id for c in search.nearest(qs, *vecs[0], 10)]
+    ids = [str(c.id) for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))
     plain = list(Memory.objects.filter(id__in=ids).select_related("author", "api_key"))
     load = os.getloadavg()[0]
