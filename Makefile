@@ -7,7 +7,7 @@ export MMW_DATA_DIR ?= $(CURDIR)/var
 export MMW_HOST ?= 127.0.0.1
 export MMW_PORT ?= 8000
 
-.PHONY: run test test-fast screenshots setup venv lint typecheck pytest fuzz bench bench-full stop clean
+.PHONY: run test test-fast screenshots setup venv lint typecheck pytest fuzz bench bench-full bench-goals bench-scaleout stop clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt agent/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,15 @@ bench: venv
 
 bench-full: venv
 	$(PY) bench/run.py
+
+# Issue #19's goals at 100k records, each beside /healthz measured in the same run (BENCHMARKS.md).
+bench-goals: venv
+	MMW_DATA_DIR=$(CURDIR)/var/bench $(PY) bench/goals.py
+
+# Two web processes, two Celery workers and beat behind a round-robin proxy; correctness under
+# load and one web process killed (docs/deploy.md).
+bench-scaleout: venv
+	$(PY) bench/scaleout.py
 
 stop:
 	$(PY) manage.py pg stop

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
 from django.db.models import FloatField, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
@@ -405,7 +406,14 @@ def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, l
     """Records of ``candidates`` carrying a ``model_id`` vector, nearest to ``vector`` by cosine
     distance (score = 1 - distance). Uses the model's partial HNSW index with pgvector 0.8
     iterative scans, so selective filters (one workspace, a tag) still return ``limit`` rows
-    instead of an emptied top-k. Shared by ``search`` and the archivist."""
+    instead of an emptied top-k. Shared by ``search`` and the archivist.
+
+    One round trip: the two ``SET LOCAL`` and the query go as one multi-statement query, which
+    PostgreSQL runs as one (implicit) transaction, so the settings hold for the query and end
+    with it (inside an ``atomic`` block, with that transaction, as before). This needs Django's
+    default client-side parameter binding (psycopg's ``ClientCursor``, simple query protocol):
+    with ``OPTIONS["server_side_binding"] = True`` PostgreSQL refuses several statements in one
+    prepared query (tests/memories/test_nearest_round_trip.py)."""
     as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
     ranked = (
         candidates.filter(embedding_model=model_id)
@@ -413,11 +421,16 @@ def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, l
         .order_by("distance")
         .values_list("id", "distance", "created_at")[:limit]
     )
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
-        rows = list(ranked)
+    try:
+        sql, params = ranked.query.sql_with_params()
+    except EmptyResultSet:  # a scope that can hold nothing (``none()``, ``id__in=[]``)
+        return []
+    settings_sql = f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; "
+    with connection.cursor() as cursor:
+        cursor.execute(settings_sql + sql, params)
+        while cursor.description is None and cursor.nextset():
+            pass  # past the two SET results to the query's rows
+        rows = cursor.fetchall()
     return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 
 

@@ -69,7 +69,7 @@ def memory_queryset(
     or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
     named workspace does not exist yet; a deleted workspace or another project's id raises its
     error, as on writes."""
-    base = Memory.objects.visible_to(principal).live().select_related("author", "api_key")
+    base = Memory.objects.visible_to(principal).live().select_related("author", "api_key", "workspace")
     if workspace == ALL:
         qs = base.filter(workspace__deleted_at__isnull=True)
     else:
@@ -212,11 +212,21 @@ def present(
     infos = statuses.compute(principal, records, freshness)
     relations = _relations(principal, [r.id for r in records])
     scores = scores or [None] * len(records)
-    workspaces = dict(Workspace.objects.filter(id__in={r.workspace_id for r in records}).values_list("id", "name"))
+    workspaces = _workspace_names(records)
     return [
         presenters.record(r, s, infos[r.id], relations.get(r.id, []), workspaces[r.workspace_id])
         for r, s in zip(records, scores, strict=True)
     ]
+
+
+def _workspace_names(records: list[Memory]) -> dict[int, str]:
+    """Each record's workspace name: from the row loaded with the record (``select_related``,
+    as every reader here loads records) or, for records loaded without it, one query."""
+    names = {r.workspace_id: r.workspace.name for r in records if Memory.workspace.is_cached(r)}
+    missing = {r.workspace_id for r in records} - names.keys()
+    if missing:
+        names.update(Workspace.objects.filter(id__in=missing).values_list("id", "name"))
+    return names
 
 
 def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[presenters.Relation]]:
@@ -275,7 +285,13 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
         wanted = uuid.UUID(str(memory_id))
     except ValueError:
         raise NotFound("memory not found") from None
-    record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related("author", "api_key").first()
+    record = (
+        Memory.objects.visible_to(principal)
+        .live()
+        .filter(id=wanted)
+        .select_related("author", "api_key", "workspace")
+        .first()
+    )
     if record is None:
         raise NotFound("memory not found")
     return record
@@ -290,15 +306,14 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         raise InvalidInput("Either fact_key or memory_id must be provided")
     if v["memory_id"] is not None:
         anchor = _visible_record(principal, v["memory_id"])
-        workspace_id, fact_key = anchor.workspace_id, anchor.fact_key
-        name = Workspace.objects.get(id=workspace_id).name
+        workspace_id, fact_key, name = anchor.workspace_id, anchor.fact_key, anchor.workspace.name
     else:
         state = workspace_state(principal, v["workspace"])
         state.raise_problem()
         if state.workspace is None:
             return {**_envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
-    visible = Memory.objects.visible_to(principal).select_related("author", "api_key")
+    visible = Memory.objects.visible_to(principal).select_related("author", "api_key", "workspace")
     if fact_key is None:
         rows = list(visible.filter(id=anchor.id))
     else:

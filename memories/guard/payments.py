@@ -6,8 +6,15 @@ table below, data from the SWIFT IBAN registry) and its ISO 7064 mod-97 checksum
 order number, a phone number or an ISO date is left alone unless it is, by chance, both shaped
 and checksummed like one (one in ten for Luhn, one in 97 for an IBAN).
 
-Speed contract (as ``secrets``): both rules are gated on the text holding enough digits, every
-repetition is bounded, and the regexes are linear in the input.
+Speed contract (as ``secrets``): neither regex scans the text. One byte translation of the shared
+``encoded`` view (:func:`char_classes`: digit, capital, separator, other) and ``bytes.find`` give
+the only offsets where a match can start — a card's first eight digits (``dddddddd``, or two runs
+of four around one space or hyphen), an IBAN's ``CCdd`` — and the regex is tried anchored there
+(``match(text, pos)``, whose look-behinds still see the text before ``pos``). Matches of either
+regex cannot overlap (a match must follow a non-digit, non-letter), so these anchored tries find
+exactly what ``finditer`` over the whole text finds (tested against it:
+tests/memories/guard/test_prefilter.py); ordinary text with years and prices costs ~0.1 ms per
+100,000 characters instead of ~1.1 ms for the two scans. Every repetition is bounded.
 """
 
 from __future__ import annotations
@@ -72,7 +79,7 @@ def card_number_ok(digits: str) -> bool:
 
 def card_numbers(views: Views) -> Iterator[Span]:
     """Card numbers (PANs) in the usual groupings; see :data:`CARD_NUMBER`."""
-    for match in CARD_NUMBER.finditer(views.text):
+    for match in _anchored(CARD_NUMBER, views, _CARD_STARTS, _ISSUER_FIRST):
         digits = match.group().replace(" ", "").replace("-", "")
         if card_number_ok(digits):
             yield match.span()
@@ -124,15 +131,63 @@ def _iban_at(text: str, start: int, length: int) -> int | None:
 def ibans(views: Views) -> Iterator[Span]:
     """IBANs of a registry country, with their checksum, compact or grouped by spaces."""
     text = views.text
-    for match in IBAN_START.finditer(text):
+    for match in _anchored(IBAN_START, views, _IBAN_STARTS, _CAPITAL_FIRST):
         length = IBAN_LENGTHS.get(match.group()[:2])
         end = None if length is None else _iban_at(text, match.start(), length)
         if end is not None and iban_ok(text[match.start() : end].replace(" ", "")):
             yield match.start(), end
 
 
+# --- where a match can start --------------------------------------------------------------------
+
+_CLASS_TABLE = bytes(
+    ord("0") if chr(b).isdigit() and b < 128 else ord("A") if 65 <= b <= 90 else ord("-") if b in (32, 45) else ord(".")
+    for b in range(256)
+)
+_CARD_STARTS = (b"00000000", b"0000-0000")  # compact; 4-4-4-4, 4-6-5 and 4-6-4 groups
+_IBAN_STARTS = (b"AA00",)  # country code and check digits
+_ISSUER_FIRST = frozenset("23456")
+_CAPITAL_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def char_classes(views: Views) -> bytes:
+    """``views.encoded`` (one byte per character) with ASCII digits as ``0``, ASCII capitals as
+    ``A``, space and hyphen as ``-`` and everything else as ``.``; computed once per text."""
+    classes = views.memo.get("char_classes")
+    if classes is None:
+        classes = views.memo["char_classes"] = views.encoded.translate(_CLASS_TABLE)
+    assert isinstance(classes, bytes)
+    return classes
+
+
+def _starts(classes: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    """Every offset (overlapping occurrences included) where one of ``needles`` occurs."""
+    found: set[int] = set()
+    for needle in needles:
+        at = classes.find(needle)
+        while at != -1:
+            found.add(at)
+            at = classes.find(needle, at + 1)
+    return sorted(found)
+
+
+def _anchored(
+    pattern: re.Pattern[str], views: Views, needles: tuple[bytes, ...], first: frozenset[str]
+) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches, tried only at the offsets where ``needles`` occur in
+    :func:`char_classes` and the text's character is in ``first``; left to right, as ``finditer``."""
+    text = views.text
+    if not has_digits(views):
+        return
+    for at in _starts(char_classes(views), needles):
+        if text[at] in first:
+            match = pattern.match(text, at)
+            if match is not None:
+                yield match
+
+
 def has_digits(views: Views) -> bool:
-    """Gate: the text holds a digit (short-circuits at the first one; counting them all would
+    """The text holds an ASCII digit (short-circuits at the first one; counting them all would
     cost more than the scan it saves)."""
     text = views.text
     return any(d in text for d in _DIGITS)

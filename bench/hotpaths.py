@@ -1,0 +1,143 @@
+"""Before/after ratios of issue #19's hot-path changes, in process, interleaved in one run:
+
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/hotpaths.py [--size 100000] [--calls 200]
+
+- the dense ranker: ``search.nearest`` (one round trip) against the ORM ranker it replaced
+  (``SET LOCAL`` x 2 in an ``atomic`` block, then the query: five statements), on ``bench/goals.py``'s
+  project (load it first with ``bench/goals.py``), autocommit as in a web request;
+- presenting 10 search winners: records loaded with their workspace row (now) against records
+  loaded without it (before: one more statement in ``selectors.present``).
+
+The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
+Prints ms p50 / p95 of each variant and the ratio after/before of the p50s. A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common, latency
+from bench.common import log, markdown_table
+
+
+def orm_nearest(candidates: Any, vector: list[float], model_id: str, limit: int) -> list[Any]:
+    """The dense ranker as it was before the single round trip."""
+    from django.db import connection, transaction
+    from django.db.models.functions import Cast
+    from pgvector.django import CosineDistance, VectorField
+
+    from memories import search
+
+    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
+    ranked = (
+        candidates.filter(embedding_model=model_id)
+        .annotate(distance=CosineDistance(as_typed, vector))
+        .order_by("distance")
+        .values_list("id", "distance", "created_at")[:limit]
+    )
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
+        rows = list(ranked)
+    return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
+
+
+def interleaved(ops: dict[str, Callable[[], object]], calls: int) -> dict[str, dict[str, float]]:
+    samples: dict[str, list[float]] = {name: [] for name in ops}
+    for i in range(calls + 5):
+        for name, op in ops.items():
+            start = time.perf_counter()
+            op()
+            if i >= 5:
+                samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: common.summary_ms(values) for name, values in samples.items()}
+
+
+def statements(op: Callable[[], object]) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        op()
+    return len(captured.captured_queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--calls", type=int, default=200)
+    args = parser.parse_args()
+    common.setup_django(args.data_dir.resolve())
+    from accounts.keys import resolve_key
+    from memories import search, selectors, vectors
+    from memories.models import Memory
+
+    tenant = common.bench_tenant(f"goals-{args.size}")
+    size = latency.project_size(tenant)
+    principal = resolve_key(tenant.api_key)
+    assert principal is not None
+    qs = selectors.memory_queryset(principal=principal, workspace="default")
+    assert qs is not None
+    texts = latency.Texts(seed=3)
+    queries = [vectors.embed_query(texts.query()) for _ in range(50)]
+    vecs = [(q[0], q[1].model_id) for q in queries if q is not None]
+    turn = [0]
+
+    def next_vector() -> tuple[list[float], str]:
+        turn[0] += 1
+        return vecs[turn[0] % len(vecs)]
+
+    def new() -> object:
+        return search.nearest(qs, *next_vector(), 50)
+
+    def old() -> object:
+        return orm_nearest(qs, *next_vector(), 50)
+
+    ids = [str(c.id) for c in search.nearest(qs, *vecs[0], 10)]
+    joined = list(qs.filter(id__in=ids))
+    plain = list(Memory.objects.filter(id__in=ids).select_related("author", "api_key"))
+    load = os.getloadavg()[0]
+    dense = interleaved({"before: ORM ranker": old, "after: one round trip": new}, args.calls)
+    present = interleaved(
+        {
+            "before: records without their workspace": lambda: selectors.present(principal, plain),
+            "after: workspace loaded with the record": lambda: selectors.present(principal, joined),
+        },
+        args.calls,
+    )
+    counts = {
+        "before: ORM ranker": statements(old),
+        "after: one round trip": statements(new),
+        "before: records without their workspace": statements(lambda: selectors.present(principal, plain)),
+        "after: workspace loaded with the record": statements(lambda: selectors.present(principal, joined)),
+    }
+    rows = []
+    for part, result in (("dense ranker, 50 candidates", dense), ("present 10 winners", present)):
+        (b_name, b), (a_name, a) = result.items()
+        for name, s in ((b_name, b), (a_name, a)):
+            rows.append([part, name, counts[name], f"{s['p50']} / {s['p95']}", ""])
+        rows[-1][-1] = f"{a['p50'] / b['p50']:.2f}x"
+    print(
+        f"bench/hotpaths.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
+        f"load average {load:.2f}–{os.getloadavg()[0]:.2f}, git {common.machine_notes()['git']}"
+    )
+    print(markdown_table(["part", "variant", "statements", "ms p50 / p95", "after/before p50"], rows))
+    log("done")
+
+
+if __name__ == "__main__":
+    main()

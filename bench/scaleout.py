@@ -1,0 +1,494 @@
+"""The production layout of docs/deploy.md, run on this machine: two web processes, two Celery
+workers and one beat on one PostgreSQL and one broker, behind a round-robin TCP proxy.
+
+    .venv/bin/python bench/scaleout.py [--data-dir var/scaleout] [--load-seconds 12]
+    make bench-scaleout
+
+Processes (all on 127.0.0.1, private data directory, emptied of memories at the start):
+
+- the embedded PostgreSQL (pgvector) and the embedded broker (Redis protocol, Unix socket), which
+  is also Django's cache, so the rate counters are Redis counters shared by every process
+  (``MMW_CACHE_URL``), as with ``REDIS_URL`` in production;
+- two ``uvicorn mmw.asgi:application`` web processes, two ``celery worker`` (concurrency 1 each:
+  two cores) and one ``celery beat`` — the Procfile's commands;
+- the load balancer: :class:`Proxy`, a small round-robin TCP proxy in its own process (neither
+  HAProxy nor nginx is installed here, and the registry may not be used to add them). Like
+  HAProxy with ``option redispatch``, a connection a backend refuses is sent to the next one, and
+  a refused backend is skipped for a few seconds.
+
+Checks, each printed as passed/failed with its count:
+
+1. idempotency: the same ``remember`` with the same ``X-Idempotency-Key`` sent at once to both web
+   processes returns the same record to both, and one record is stored;
+2. ``expected_version`` races: two writes naming the same version of one fact, one to each web
+   process at once: exactly one is stored, the other answered 409;
+3. rate limit across processes: a key limited to 30 calls a minute, 40 concurrent calls spread
+   over both web processes: exactly 30 answered, 10 refused with 429;
+4. one web process SIGKILLed under load: REST ``remember`` through the proxy from several
+   clients (each write with its own idempotency key, retried on a dropped connection or a
+   502/503 as a client would); every acknowledged write must be stored, and every answer must be
+   2xx or a retried 502/503/dropped connection;
+5. the workers: every record the load wrote is archived (the archivist task each ``remember``
+   queues on the broker, run by the two workers).
+
+A benchmark, not a test (it starts seven processes and runs about a minute and a half on two
+shared cores; ``make test`` stays fast): it prints figures and exits 1 if a check fails.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+from bench.common import log
+
+RATE_LIMIT = 30
+RATE_CALLS = 40
+RACES = 10
+LOAD_CLIENTS = 6
+RETRIES = 8
+SKIP_SECONDS = 3.0
+IDEMPOTENCY = "X-Idempotency-Key"
+
+
+# --- the load balancer --------------------------------------------------------------------------
+
+
+class Proxy:
+    """Round-robin TCP proxy: each accepted connection goes to the next backend; a backend that
+    refuses the connection is skipped for ``SKIP_SECONDS`` and the connection goes to the next
+    (a request that never reached a backend is redispatched, as HAProxy's ``option redispatch``)."""
+
+    def __init__(self, port: int, backends: list[int]) -> None:
+        self.port = port
+        self.backends = backends
+        self._next = 0
+        self._down_until = dict.fromkeys(backends, 0.0)
+        self.connections: Counter[int] = Counter()
+
+    async def _connect(self) -> tuple[int, asyncio.StreamReader, asyncio.StreamWriter] | None:
+        for _ in range(len(self.backends)):
+            port = self.backends[self._next % len(self.backends)]
+            self._next += 1
+            if self._down_until[port] > time.monotonic():
+                continue
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                self._down_until[port] = time.monotonic() + SKIP_SECONDS
+                continue
+            return port, reader, writer
+        return None
+
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        upstream = await self._connect()
+        if upstream is None:
+            client_w.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            with contextlib.suppress(OSError):
+                await client_w.drain()
+            client_w.close()
+            return
+        port, up_r, up_w = upstream
+        self.connections[port] += 1
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            with contextlib.suppress(OSError):
+                dst.close()
+
+        await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
+
+    async def serve(self) -> None:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        print("ready", flush=True)
+        async with server:
+            await server.serve_forever()
+
+
+def proxy_main(port: int, backends: list[int]) -> None:
+    proxy = Proxy(port, backends)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    asyncio.run(proxy.serve())
+
+
+# --- the processes --------------------------------------------------------------------------------
+
+
+@dataclass
+class Deployment:
+    data_dir: Path
+    env: dict[str, str]
+    webs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    others: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    proxy_port: int = 0
+
+    def spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+        with (common.OUT_DIR / f"scaleout-{name}.log").open("wb") as logfile:
+            return subprocess.Popen(cmd, cwd=common.ROOT, env=self.env, stdout=logfile, stderr=subprocess.STDOUT)
+
+    def start(self) -> None:
+        py = sys.executable
+        for i in (1, 2):
+            port = common.free_port()
+            self.webs[port] = self.spawn(
+                f"web{i}",
+                [py, "-m", "uvicorn", "mmw.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+                 "--no-server-header", "--lifespan", "on"],
+            )  # fmt: skip
+        celery = [py, "-m", "celery", "-A", "mmw"]
+        worker_env = {**self.env, "MMW_DB_POOL_MAX_SIZE": "0"}
+        for i in (1, 2):
+            with (common.OUT_DIR / f"scaleout-worker{i}.log").open("wb") as logfile:
+                self.others.append(
+                    subprocess.Popen(
+                        [*celery, "worker", "--loglevel=INFO", "--concurrency=1", "-n", f"w{i}@%h"],
+                        cwd=common.ROOT, env=worker_env, stdout=logfile, stderr=subprocess.STDOUT,
+                    )
+                )  # fmt: skip
+        with (common.OUT_DIR / "scaleout-beat.log").open("wb") as logfile:
+            self.others.append(
+                subprocess.Popen(
+                    [*celery, "beat", "--loglevel=INFO", "-s", str(self.data_dir / "celerybeat-schedule")],
+                    cwd=common.ROOT, env=worker_env, stdout=logfile, stderr=subprocess.STDOUT,
+                )
+            )  # fmt: skip
+        self.proxy_port = common.free_port()
+        proxy = subprocess.Popen(
+            [py, __file__, "--proxy", str(self.proxy_port), *map(str, self.webs)],
+            cwd=common.ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.others.append(proxy)
+        assert proxy.stdout is not None
+        proxy.stdout.readline()
+        deadline = time.monotonic() + common.STARTUP_TIMEOUT
+        for port, proc in self.webs.items():
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"web on {port} exited; see bench/out/scaleout-web*.log")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("a web process did not answer /healthz in time")
+                time.sleep(0.2)
+        log(f"deployment up: webs {list(self.webs)}, proxy {self.proxy_port}, 2 workers, beat")
+
+    def stop(self) -> None:
+        for proc in [*self.webs.values(), *self.others]:
+            common.stop(proc)
+
+
+def environment(data_dir: Path) -> dict[str, str]:
+    from mmw import embedded_redis
+
+    env = common.bench_environment(data_dir)
+    env.update({name: "1" for name in common.BLAS_VARIABLES})
+    env["MMW_CACHE_URL"] = f"unix://{embedded_redis.socket_path(data_dir)}"
+    return env
+
+
+# --- the checks -----------------------------------------------------------------------------------
+
+
+def headers(key: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", **extra}
+
+
+def at_once(calls: list[Any]) -> list[Any]:
+    """Run the callables together (a barrier releases them at the same moment)."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Any) -> Any:
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+def post(port: int, key: str, body: dict[str, Any], **extra: str) -> httpx.Response:
+    return httpx.post(
+        f"http://127.0.0.1:{port}/api/v1/memories", json=body, headers=headers(key, **extra), timeout=60.0
+    )
+
+
+def check_idempotency(webs: list[int], key: str) -> dict[str, Any]:
+    from memories.models import Memory
+
+    def send(port: int, content: str, idem: str) -> httpx.Response:
+        return post(port, key, {"content": content}, **{"X-Idempotency-Key": idem})
+
+    passed = 0
+    for i in range(RACES):
+        content = f"idempotent write {i} {uuid.uuid4()}"
+        idem = f"scaleout-{uuid.uuid4()}"
+        answers = at_once([functools.partial(send, p, content, idem) for p in webs])
+        ids = {r.json().get("id") for r in answers if r.status_code < 300}
+        stored = Memory.objects.filter(content=content).count()
+        if all(r.status_code < 300 for r in answers) and len(ids) == 1 and stored == 1:
+            passed += 1
+        else:
+            log(f"idempotency {i}: {[r.status_code for r in answers]} ids {ids} stored {stored}")
+    return {"passed": passed, "of": RACES}
+
+
+def check_versions(webs: list[int], key: str) -> dict[str, Any]:
+    from memories.models import Memory
+
+    def send(port: int, n: int, fact: str) -> httpx.Response:
+        return post(port, key, {"content": f"v2 ({n}) of {fact}", "fact_key": fact, "expected_version": 1})
+
+    passed = 0
+    for i in range(RACES):
+        fact = f"scaleout-fact-{uuid.uuid4()}"
+        first = post(webs[0], key, {"content": f"v1 of {fact}", "fact_key": fact})
+        first.raise_for_status()
+        answers = at_once([functools.partial(send, p, n, fact) for n, p in enumerate(webs)])
+        codes = sorted(r.status_code for r in answers)
+        stored = Memory.objects.filter(fact_key=fact).count()
+        if codes[0] < 300 and codes[1] == 409 and stored == 2:
+            passed += 1
+        else:
+            log(f"expected_version {i}: {codes}, {stored} versions stored")
+    return {"passed": passed, "of": RACES}
+
+
+def limited_key() -> str:
+    """A key of a project on a plan limited to ``RATE_LIMIT`` calls a minute per key."""
+    from accounts import services
+    from billing.models import Plan, Subscription
+
+    user, _ = services.user_get_or_create(email="scaleout-limited@mmw.invalid")
+    account = services.personal_account(user=user)
+    plan, _ = Plan.objects.update_or_create(
+        code="scaleout-limited",
+        defaults={"name": "Scale-out (30/min)", "is_active": False, "calls_per_minute_per_key": RATE_LIMIT},
+    )
+    Subscription.objects.update_or_create(account=account, defaults={"plan": plan, "state": "active"})
+    project, _ = services.project_get_or_create(account=account, name="limited", actor=user)
+    return services.api_key_create(user=user, project=project, name="limited", device_label="scaleout").raw
+
+
+def check_rate_limit(webs: list[int], key: str) -> dict[str, Any]:
+    second = time.time() % 60
+    if second > 40:  # all the calls in one fixed minute window
+        time.sleep(61 - second)
+
+    def one(i: int) -> int:
+        port = webs[i % len(webs)]
+        return httpx.get(f"http://127.0.0.1:{port}/api/v1/workspaces", headers=headers(key), timeout=60.0).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = Counter(pool.map(one, range(RATE_CALLS)))
+    ok = sum(n for c, n in codes.items() if c < 300)
+    return {"answered": ok, "refused_429": codes.get(429, 0), "codes": dict(codes), "limit": RATE_LIMIT}
+
+
+@dataclass
+class LoadTally:
+    acked: dict[str, str] = field(default_factory=dict)  # id -> content
+    answers: Counter[str] = field(default_factory=Counter)
+    retried: int = 0
+    gave_up: int = 0
+
+
+def load_with_kill(dep: Deployment, key: str, seconds: float) -> dict[str, Any]:
+    """``LOAD_CLIENTS`` clients write through the proxy; one web process is SIGKILLed half-way."""
+    tally = LoadTally()
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+    url = f"http://127.0.0.1:{dep.proxy_port}"
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=url, headers=headers(key), timeout=30.0) as http:
+            i = 0
+            while time.monotonic() < stop_at:
+                content = f"load {n}-{i} {uuid.uuid4()}"
+                idem = str(uuid.uuid4())
+                i += 1
+                for attempt in range(RETRIES):
+                    try:
+                        r = http.post(
+                            "/api/v1/memories", json={"content": content}, headers={"X-Idempotency-Key": idem}
+                        )
+                        outcome = str(r.status_code)
+                    except httpx.TransportError as exc:
+                        outcome, r = f"dropped ({type(exc).__name__})", None
+                    with lock:
+                        tally.answers[outcome] += 1
+                        if r is not None and r.status_code < 300:
+                            tally.acked[r.json()["id"]] = content
+                        elif attempt == RETRIES - 1:
+                            tally.gave_up += 1
+                        else:
+                            tally.retried += 1
+                    if r is not None and r.status_code < 300:
+                        break
+                    if r is not None and r.status_code not in (502, 503):
+                        break  # not a retryable answer: counted as unexpected
+                    time.sleep(0.2 * (attempt + 1))
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(LOAD_CLIENTS)]
+    for t in threads:
+        t.start()
+    time.sleep(seconds / 2)
+    victim_port, victim = next(iter(dep.webs.items()))
+    victim.kill()
+    killed_at = len(tally.acked)
+    log(f"killed the web process on {victim_port} after {killed_at} acknowledged writes")
+    for t in threads:
+        t.join()
+    return {"tally": tally, "killed_after_acked": killed_at, "victim": victim_port}
+
+
+def check_stored(tally: LoadTally) -> dict[str, Any]:
+    from memories.models import Memory
+
+    rows = Memory.objects.filter(id__in=list(tally.acked)).values_list("id", "content")
+    found = {str(i): content for i, content in rows}
+    lost = [i for i, content in tally.acked.items() if found.get(i) != content]
+    unexpected = {k: v for k, v in tally.answers.items() if not (k.startswith(("2", "dropped")) or k in ("502", "503"))}
+    return {
+        "acked": len(tally.acked),
+        "lost": len(lost),
+        "answers": dict(tally.answers),
+        "retried": tally.retried,
+        "gave_up": tally.gave_up,
+        "unexpected_answers": unexpected,
+    }
+
+
+def check_archived(ids: list[str], timeout: float) -> dict[str, Any]:
+    """The workers consumed the broker: every record of the load was archived (``archived_at``,
+    set by the archivist task each ``remember`` queues), within ``timeout`` seconds."""
+    from memories.models import Memory
+
+    started = time.monotonic()
+    while True:
+        done = Memory.objects.filter(id__in=ids, archived_at__isnull=False).count()
+        if done == len(ids) or time.monotonic() > started + timeout:
+            return {"archived": done, "of": len(ids), "seconds": round(time.monotonic() - started, 1)}
+        time.sleep(1.0)
+
+
+# --- one run --------------------------------------------------------------------------------------
+
+
+def run(data_dir: Path, load_seconds: float, archive_wait: float) -> dict[str, Any]:
+    common.setup_django(data_dir)
+    common.reset_memories()
+    common.clear_broker(data_dir)
+    common.OUT_DIR.mkdir(parents=True, exist_ok=True)
+    broker = common.start_broker(data_dir, common.OUT_DIR / "scaleout-broker.log")
+    dep = Deployment(data_dir, environment(data_dir))
+    result: dict[str, Any] = {"machine": common.machine_notes()}
+    try:
+        dep.start()
+        webs = list(dep.webs)
+        tenant = common.bench_tenant(f"scaleout-{int(time.time())}")
+        result["idempotency"] = check_idempotency(webs, tenant.api_key)
+        log(f"idempotency: {result['idempotency']}")
+        result["expected_version"] = check_versions(webs, tenant.api_key)
+        log(f"expected_version: {result['expected_version']}")
+        result["rate_limit"] = check_rate_limit(webs, limited_key())
+        log(f"rate limit: {result['rate_limit']}")
+        result["loadavg_before_kill"] = round(os.getloadavg()[0], 2)
+        load = load_with_kill(dep, tenant.api_key, load_seconds)
+        result["kill"] = {**check_stored(load["tally"]), "killed_after_acked": load["killed_after_acked"]}
+        result["loadavg_after_kill"] = round(os.getloadavg()[0], 2)
+        log(f"kill: {result['kill']}")
+        result["archived"] = check_archived(list(load["tally"].acked), archive_wait)
+        log(f"archived: {result['archived']}")
+    finally:
+        dep.stop()
+        common.stop(broker)
+    return result
+
+
+def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    idem, ver, rate, kill, vec = (
+        result["idempotency"],
+        result["expected_version"],
+        result["rate_limit"],
+        result["kill"],
+        result["archived"],
+    )
+    return [
+        ("idempotency through both webs", f"{idem['passed']}/{idem['of']}", idem["passed"] == idem["of"]),
+        ("expected_version races: one winner", f"{ver['passed']}/{ver['of']}", ver["passed"] == ver["of"]),
+        (
+            f"rate limit {rate['limit']}/min across processes",
+            f"{rate['answered']}/{rate['limit']} answered, {rate['refused_429']} refused (429)",
+            rate["answered"] == rate["limit"] and rate["refused_429"] == RATE_CALLS - RATE_LIMIT,
+        ),
+        (
+            "web killed under load: acknowledged writes stored",
+            f"{kill['acked']} acked, {kill['lost']} lost; answers {kill['answers']}",
+            kill["lost"] == 0 and not kill["unexpected_answers"] and kill["gave_up"] == 0,
+        ),
+        (
+            "workers archived the load's records",
+            f"{vec['archived']}/{vec['of']} within {vec['seconds']} s",
+            vec["archived"] == vec["of"],
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=common.ROOT / "var" / "scaleout")
+    parser.add_argument("--load-seconds", type=float, default=12.0)
+    parser.add_argument("--archive-wait", type=float, default=180.0)
+    parser.add_argument("--proxy", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("backends", type=int, nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.proxy:
+        proxy_main(args.proxy, args.backends)
+        return
+    started = time.time()
+    result = run(args.data_dir.resolve(), args.load_seconds, args.archive_wait)
+    result["duration_seconds"] = round(time.time() - started)
+    checks = verdicts(result)
+    result["passed"] = all(ok for _, _, ok in checks)
+    (common.OUT_DIR / "scaleout.json").write_text(json.dumps(result, indent=1, default=str))
+    print(
+        f"bench/scaleout.py: 2 web + 2 workers + beat behind a round-robin proxy, "
+        f"{result['duration_seconds']} s, load average {result['loadavg_before_kill']}–{result['loadavg_after_kill']}"
+    )
+    print(
+        common.markdown_table(
+            ["check", "figure", "result"], [(n, f, "passed" if ok else "**FAILED**") for n, f, ok in checks]
+        )
+    )
+    sys.exit(0 if result["passed"] else 1)
+
+
+if __name__ == "__main__":
+    main()
