@@ -12,6 +12,7 @@ defect cannot hide among them — and that every scenario of the suite is in one
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -30,6 +31,13 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "var" / "conformance" / "node_modules" / ".bin" / "conformance"
+
+
+def suite_env() -> dict[str, str]:
+    """The environment the suite runs in: its own Node 22 (npm's ``node`` package, beside it in
+    ``.bin``) ahead of the system's Node 20 for its ``#!/usr/bin/env node``."""
+    return {**os.environ, "PATH": f"{BIN.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
 
 # scenario → the check ids allowed to end in WARNING (with why); every other check must succeed
 APPLICABLE: dict[str, dict[str, str]] = {
@@ -106,8 +114,10 @@ def conformance() -> Path:
 
 
 def server_scenarios(cli: Path) -> set[str]:
-    listed = subprocess.run([str(cli), "list", "--server"], capture_output=True, text=True, timeout=60, check=True)
-    return set(re.findall(r"^\s+- (\S+)$", listed.stdout, flags=re.MULTILINE))
+    listed = subprocess.run(
+        [str(cli), "list", "--server"], capture_output=True, text=True, timeout=60, check=True, env=suite_env()
+    )
+    return set(re.findall(r"^\s+- (\S+)", listed.stdout, flags=re.MULTILINE))
 
 
 def results(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -129,6 +139,7 @@ def test_the_official_conformance_suite_passes_its_applicable_server_scenarios(
             capture_output=True,
             text=True,
             timeout=600,
+            env=suite_env(),
         )
     checked = results(tmp_path)
     assert scenarios == set(APPLICABLE) | set(NOT_APPLICABLE) | set(PENDING)
