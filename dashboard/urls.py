@@ -26,6 +26,7 @@ urlpatterns = [
     path("a/<str:tenant_id>/departments/", org.departments, name="departments"),
     path("a/<str:tenant_id>/audit/", org.audit, name="audit"),
     path("p/<uuid:project_id>/", project.memories, name="memories"),
+    path("p/<uuid:project_id>/export.<str:fmt>", project.memories_export, name="memories-export"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/", project.memory_detail, name="memory"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/forget", project.memory_forget_view, name="memory-forget"),
     path("p/<uuid:project_id>/memories/<uuid:memory_id>/keep", project.memory_keep_view, name="memory-keep"),

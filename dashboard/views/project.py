@@ -9,9 +9,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -21,9 +23,11 @@ from dashboard import selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from memories import exports
 from memories import services as memory_services
 from memories.presenters import Record
 from memories.selectors import (
+    memory_export,
     memory_get,
     memory_history,
     memory_list,
@@ -93,16 +97,54 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
         pager_query=_without_page(request),
+        export_query=_export_query(request),
         filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         status=400 if error else 200,
     )
 
 
+@login_required
+@require_GET
+def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> HttpResponse:
+    """The browser's current filter (workspace, filters, status, sort; not the search words) as
+    a streamed JSON Lines or CSV download (``memories.selectors.memory_export``)."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    if fmt not in exports.FORMATS:
+        raise Http404("unknown export format")
+    form = SearchForm(request.GET, initial={"workspace": "*"})
+    if not form.is_valid():
+        return HttpResponse("Fix the filters: " + form.errors.as_text(), status=400, content_type="text/plain")
+    data = form.cleaned_data
+    try:
+        records = memory_export(
+            principal=principal,
+            payload={"workspace": (data.get("workspace") or "*").strip() or "*", **form.filters()},
+            status=data.get("status") or None,
+            order=data.get("sort") or "newest",
+        )
+    except MMWError as exc:
+        raise_as_http(exc)
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    response = StreamingHttpResponse(exports.lines(fmt, records), content_type=exports.FORMATS[fmt])
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="mmw-{slugify(project.name) or "project"}-{stamp}.{fmt}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def _without_page(request: HttpRequest) -> str:
     """The browser's query (search words and every filter) without ``page``, for the pager's links."""
     query = request.GET.copy()
     query.pop("page", None)
+    return query.urlencode()
+
+
+def _export_query(request: HttpRequest) -> str:
+    """The browser's filters without the search words and the page, for the export links."""
+    query = request.GET.copy()
+    for name in ("page", "q"):
+        query.pop(name, None)
     return query.urlencode()
 
 
