@@ -96,3 +96,9 @@ def audit_target(event: object) -> str:
         return f"{label} · {data['name']}"
     target_id = str(getattr(event, "target_id", "") or "")
     return f"{label} {target_id[:14]}".strip()
+
+
+@register.filter
+def item(mapping: object, key: object) -> object:
+    """``mapping[key]`` in a template (None when absent or not a mapping)."""
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -29,6 +29,7 @@ SOURCES = [
     "billing/gate.py",
     "accounts/keys.py",
     "accounts/authentication.py",
+    "accounts/services.py",
 ]
 
 
