@@ -1,21 +1,17 @@
 """The memory browser's download of its current filter, as JSON Lines or CSV: one presented
 record (``presenters.Record``) per line or row, rendered lazily so the response streams.
-
-CSV cells that a spreadsheet would read as a formula (starting with ``=``, ``+``, ``-``, ``@``,
-a tab or a carriage return) are prefixed with ``'`` (OWASP's CSV-injection advice): an agent
-wrote the content, and opening the file must not run it."""
+CSV cells are formula-escaped by ``mmw.csv_safe``: an agent wrote the content, and opening the
+file must not run it."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterable, Iterator
 
 from memories.presenters import Record
+from mmw import csv_safe
 
 FORMATS = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 CSV_COLUMNS = (
     "id",
     "created_at",
@@ -39,45 +35,18 @@ CSV_COLUMNS = (
 )
 
 
-def csv_cell(value: object) -> str:
-    """A value as one CSV cell's text, formula-escaped."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, list):
-        text = ",".join(str(v) for v in value)
-    else:
-        text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def _csv_values(record: Record) -> list[str]:
-    author = record["author"]
+def _csv_values(record: Record) -> list[object]:
     flat: dict[str, object] = {
         **record,
-        "author": author.get("user"),
-        "device": author.get("device_label"),
+        "author": record["author"].get("user"),
+        "device": record["author"].get("device_label"),
     }
-    return [csv_cell(flat.get(name)) for name in CSV_COLUMNS]
+    return [flat.get(name) for name in CSV_COLUMNS]
 
 
 def csv_lines(records: Iterable[Record]) -> Iterator[str]:
-    """The header row, then one row per record (RFC 4180 quoting, CRLF line ends)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
-    writer.writerow(CSV_COLUMNS)
-    yield flush()
-    for record in records:
-        writer.writerow(_csv_values(record))
-        yield flush()
+    """The header row, then one row per record, formula-escaped (``mmw.csv_safe``)."""
+    return csv_safe.lines(CSV_COLUMNS, (_csv_values(r) for r in records))
 
 
 def jsonl_lines(records: Iterable[Record]) -> Iterator[str]:

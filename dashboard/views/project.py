@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
@@ -106,7 +107,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_GET
-def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> HttpResponse:
+def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> HttpResponseBase:
     """The browser's current filter (workspace, filters, status, sort; not the search words) as
     a streamed JSON Lines or CSV download (``memories.selectors.memory_export``)."""
     project, principal = selectors.project_for(user_of(request), project_id)
@@ -335,6 +336,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 device_label=form.cleaned_data["device_label"],
                 scopes=form.cleaned_data["scopes"],
+                expires_in_days=form.cleaned_data["expires"],
             )
         except MMWError as exc:
             flash_error(request, exc)
@@ -351,12 +353,14 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             )
             response["Cache-Control"] = "no-store"
             return response
+    project_keys = list(api_keys_for(principal=principal))
     return page(
         request,
         "dashboard/keys.html",
         **_ctx(principal),
         form=form,
-        keys=api_keys_for(principal=principal),
+        keys=project_keys,
+        calls=selectors.key_calls_this_month([k.pk for k in project_keys]),
         status=400 if form.errors else 200,
     )
 
