@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import services as account_services
 from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
-from dashboard import selectors
+from dashboard import graph, selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
+from dashboard.templatetags.mmw_dashboard import relation_words
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from memories import exports
 from memories import services as memory_services
@@ -175,6 +176,9 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
             conflicts.append(memory_get(principal=principal, memory_id=other)["memory"])
         except MMWError:
             continue
+    previews = memory_previews(
+        principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
+    )
     return page(
         request,
         "dashboard/memory_detail.html",
@@ -182,10 +186,30 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
         record=record,
         history=history,
         conflicts=conflicts,
-        previews=memory_previews(
-            principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
-        ),
+        previews=previews,
+        graph=_relation_graph(record, previews, project_id),
         may_write=principal.membership.may_write,
+    )
+
+
+def _relation_graph(record: Record, previews: dict[str, str], project_id: uuid.UUID) -> str:
+    """The record page's SVG graph: its relations (both directions) and the records it was
+    derived from, only those the person can read (``previews`` holds exactly those)."""
+    edges = [
+        graph.Edge(rel["id"], relation_words(rel), rel["direction"], previews[rel["id"]])
+        for rel in record["graph_relations"]
+        if rel["id"] in previews
+    ]
+    edges += [
+        graph.Edge(source, relation_words({"relation": "derived_from", "direction": "out"}), "out", previews[source])
+        for source in record["derived_from"]
+        if source in previews
+    ]
+    return graph.relation_graph(
+        record_text=record["content"],
+        edges=edges,
+        url_for=lambda other: reverse("dashboard:memory", args=[project_id, other]),
+        title="Relations of this record",
     )
 
 
