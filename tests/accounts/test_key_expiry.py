@@ -85,3 +85,27 @@ def test_each_key_counts_its_calls_this_month(tenancy: Tenancy) -> None:
     assert calls == {first.api_key.pk: 3, second.api_key.pk: 1}
     month = timezone.now().strftime("%Y%m")
     assert counters.peek(gate.monthly_calls_bucket(str(tenancy.alice.project.pk), month)) >= 4
+
+
+def test_the_keys_page_creates_with_an_expiry_and_shows_when_each_key_stops(tenancy: Tenancy) -> None:
+    from django.urls import reverse
+
+    from tests.dashboard.conftest import client_for
+
+    url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
+    alice = client_for(tenancy.alice.user)
+    created = alice.post(url, {"name": "weekly", "scopes": ["memory:read"], "expires": "7"})
+    assert "expires <time" in created.content.decode()
+    alice.post(url, {"name": "quarterly", "scopes": ["memory:read"], "expires": "90"})
+    alice.post(url, {"name": "forever", "scopes": ["memory:read"], "expires": ""})
+    keys = {k.name: k for k in ApiKey.objects.filter(project=tenancy.alice.project)}
+    assert keys["forever"].expires_at is None
+    assert keys["quarterly"].expires_at is not None
+    page = alice.get(url).content.decode()
+    rows = {name: page[page.index(f">{name}<") :].split("</tr>")[0] for name in ("weekly", "quarterly", "forever")}
+    assert ">in 6\xa0days<" in rows["weekly"]  # timesince joins with a no-break space
+    assert keys["quarterly"].expires_at.strftime(">%-d %b %Y") in rows["quarterly"]
+    assert 'data-testid="key-expiry">never<' in rows["forever"]
+    assert "0 calls this month" in rows["weekly"]
+    refused = alice.post(url, {"name": "odd", "scopes": ["memory:read"], "expires": "3"})
+    assert refused.status_code == 400
