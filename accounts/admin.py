@@ -99,7 +99,16 @@ class WorkspaceAdmin(ReadOnlyMixin, WorkspaceBase):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(ApiKeyBase):
-    list_display = ("prefix_display", "user", "account", "project", "device_label", "last_used_at", "revoked_at")
+    list_display = (
+        "prefix_display",
+        "user",
+        "account",
+        "project",
+        "device_label",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    )
     list_select_related = ("user", "account", "project")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("prefix", "user__email", "account__tenant_id", "device_label")
@@ -114,6 +123,7 @@ class ApiKeyAdmin(ApiKeyBase):
         "scopes",
         "created_at",
         "last_used_at",
+        "expires_at",
         "revoked_at",
     )
     actions = ("revoke",)

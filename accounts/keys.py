@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Literal
 
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts import key_cache
@@ -103,7 +104,7 @@ def resolve_bearer(header: str | None) -> Principal | None:
 
 
 def resolve_key(raw_key: str) -> Principal | None:
-    """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, its project
+    """Return the principal of a live key, or ``None`` (unknown, malformed, revoked, expired, its project
     deleted, its membership deactivated or removed, or its holder without access to the
     project). Compares digests in constant time. An OAuth access token (``mmwat_…``) resolves
     through its grant to the same kind of principal (``resolve_access_token``)."""
@@ -115,9 +116,12 @@ def resolve_key(raw_key: str) -> Principal | None:
     wanted = digest(raw_key)
     cached = key_cache.CACHE.get(wanted)
     if cached is not None:
-        return cached
-    candidates = ApiKey.objects.select_related("account", "project__account", "user").filter(
-        prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True
+        # A cached principal outlives nothing: an expiry passing while cached ends it here.
+        return None if cached.api_key is not None and cached.api_key.is_expired else cached
+    candidates = (
+        ApiKey.objects.select_related("account", "project__account", "user")
+        .filter(prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
     )
     key = next((c for c in candidates if hmac.compare_digest(c.digest, wanted)), None)
     if key is None or key.account_id != key.project.account_id:

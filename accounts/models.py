@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 SCOPE_READ = "memory:read"
 SCOPE_WRITE = "memory:write"
@@ -140,6 +141,8 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # When the key stops working by itself (chosen at creation); None: never.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -153,7 +156,12 @@ class ApiKey(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        """Neither revoked nor past its expiry: the key authenticates."""
+        return self.revoked_at is None and not self.is_expired
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
 
 
 class AuditEvent(models.Model):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -89,6 +90,10 @@ class IssuedKey:
     raw: str
 
 
+# How long a new key may live (the dashboard's choice: 7, 30, 90 or 365 days, or never).
+KEY_LIFETIMES_DAYS = (7, 30, 90, 365)
+
+
 @transaction.atomic
 def api_key_create(
     *,
@@ -97,8 +102,14 @@ def api_key_create(
     name: str = "",
     device_label: str = "",
     scopes: Iterable[str] = DEFAULT_KEY_SCOPES,
+    expires_in_days: int | None = None,
 ) -> IssuedKey:
-    """Issue a key for ``user`` bound to ``project``; the user must be an active member."""
+    """Issue a key for ``user`` bound to ``project``; the user must be an active member.
+    ``expires_in_days`` (one of ``KEY_LIFETIMES_DAYS``; None: never) sets when the key stops
+    working by itself: ``accounts.keys.resolve_key`` refuses it from then on, cached or not."""
+    if expires_in_days is not None and expires_in_days not in KEY_LIFETIMES_DAYS:
+        choices = ", ".join(map(str, KEY_LIFETIMES_DAYS))
+        raise InvalidInput(f"expires_in_days must be one of {choices}, or absent for a key that never expires")
     wanted = sorted(set(scopes))
     unknown = [s for s in wanted if s not in ALL_SCOPES]
     if unknown or not wanted:
@@ -120,6 +131,7 @@ def api_key_create(
         prefix=prefix,
         digest=digest,
         scopes=wanted,
+        expires_at=timezone.now() + timedelta(days=expires_in_days) if expires_in_days is not None else None,
     )
     audit_record(
         action="api_key.created",
@@ -127,7 +139,12 @@ def api_key_create(
         actor_user=user,
         target_type="api_key",
         target_id=str(api_key.pk),
-        data={"prefix": prefix, "scopes": wanted, "project": str(project.id)},
+        data={
+            "prefix": prefix,
+            "scopes": wanted,
+            "project": str(project.id),
+            "expires_at": api_key.expires_at.isoformat() if api_key.expires_at else None,
+        },
     )
     return IssuedKey(api_key=api_key, raw=raw)
 
@@ -158,6 +175,32 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
 # --- projects (created within the plan, renamed, deleted) ---------------------------------------
 
 MANAGE_REFUSAL = "only owners and admins can manage projects"
+
+
+RENAME_REFUSAL = "only owners and admins can rename an organization"
+
+
+@transaction.atomic
+def account_rename(*, account: Account, actor: User, name: str) -> Account:
+    """Rename the account (an organisation, or a personal account): owners and admins; audited
+    with the old and new names. The tenant id (in every URL) does not change."""
+    acting_membership(
+        account=account, user=actor, manage=True, refusal="only owners and admins can rename an organization"
+    )
+    clean = text.clean_label("organization name", name)
+    old = account.name
+    if clean != old:
+        account.name = clean
+        account.save(update_fields=["name"])
+        audit_record(
+            action="account.renamed",
+            account=account,
+            actor_user=actor,
+            target_type="account",
+            target_id=str(account.pk),
+            data={"from": old, "to": clean},
+        )
+    return account
 
 
 @transaction.atomic

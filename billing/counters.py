@@ -131,6 +131,8 @@ def _chain_sql(steps: Sequence[Step]) -> list[int]:
         if i and steps[i - 1].limit is not None:
             guard = f" WHERE (SELECT count FROM c{i - 1}) <= %s"  # noqa: S608 - names and %s only
             params.append(steps[i - 1].limit)
+        elif i:  # after an unlimited step: only when that step ran (the chain did not stop before)
+            guard = f" WHERE EXISTS (SELECT 1 FROM c{i - 1})"  # noqa: S608 - names only
         ctes.append(  # the table name is the model's constant; every value is a parameter
             f"c{i} AS (INSERT INTO {_TABLE} (bucket, count, expires_at) SELECT %s, 1, %s{guard} "
             f"ON CONFLICT (bucket) DO UPDATE SET count = {_TABLE}.count + 1 RETURNING count)"

@@ -118,6 +118,8 @@ class CallAdmission:
         if per_project is not None:
             steps.append(counters.Step(f"rate:project:{project}:{window}", minute, per_project))
         steps.append(counters.Step(monthly_calls_bucket(str(project), month), MONTHLY_TTL_SECONDS))
+        if key is not None:  # the key's own month (the keys page's "calls this month"); no limit
+            steps.append(counters.Step(monthly_key_calls_bucket(key.pk, month), MONTHLY_TTL_SECONDS))
         counts = counters.hit_chain(steps)  # one round trip; stops at the first limit passed
         refused = steps[len(counts) - 1]
         if refused.limit is not None and counts[-1] > refused.limit:
@@ -146,6 +148,11 @@ class BillingGatekeeper:
 def monthly_calls_bucket(project_id: str, month: str) -> str:
     """The counter of a project's allowed calls in ``month`` (``YYYYMM``)."""
     return f"calls:project:{project_id}:{month}"
+
+
+def monthly_key_calls_bucket(key_id: int, month: str) -> str:
+    """The counter of one API key's allowed calls in ``month`` (``YYYYMM``)."""
+    return f"calls:key:{key_id}:{month}"
 
 
 def check_project_limit(account: Account) -> None:

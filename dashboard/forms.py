@@ -14,8 +14,10 @@ from accounts.models import (
     SCOPE_READ,
     SCOPE_WRITE,
 )
+from accounts.services import KEY_LIFETIMES_DAYS
 from memories import inputs
 from orgs.models import Membership
+from orgs.selectors import AuditFilters
 
 
 class NameForm(forms.Form):
@@ -43,6 +45,15 @@ class KeyForm(forms.Form):
         choices=SCOPE_CHOICES,
         initial=list(DEFAULT_KEY_SCOPES),
         widget=forms.CheckboxSelectMultiple,
+    )
+    expires = forms.TypedChoiceField(
+        label="Expires",
+        choices=[*((str(d), f"in {d} days") for d in KEY_LIFETIMES_DAYS), ("", "never")],
+        coerce=int,
+        empty_value=None,
+        required=False,
+        initial="90",
+        help_text="The key stops working by itself then; revoke it any time before.",
     )
 
     def __init__(self, *args: Any, scopes: tuple[str, ...] = tuple(ALL_SCOPES), **kwargs: Any) -> None:
@@ -117,3 +128,59 @@ class InvitationForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
+
+
+class AuditFilterForm(forms.Form):
+    """The audit log's filters (``orgs.selectors.AuditFilters``): who, what, which UTC days."""
+
+    actor = forms.CharField(
+        required=False,
+        max_length=254,
+        label="Who",
+        help_text="an e-mail, or system",
+        widget=forms.TextInput(attrs={"type": "search", "list": "audit-actors", "autocomplete": "off"}),
+    )
+    action = forms.ChoiceField(required=False, label="Action", choices=[("", "any")])
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args: Any, actions: list[str] = (), **kwargs: Any) -> None:  # type: ignore[assignment]
+        """``actions``: the actions the log holds; each family (``api_key.``) is offered too."""
+        super().__init__(*args, **kwargs)
+        families = sorted({a.split(".")[0] + "." for a in actions if "." in a})
+        field = self.fields["action"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
+            ("", "any"),
+            *((f, f"{f[:-1].replace('_', ' ')} (all)") for f in families),
+            *((a, a) for a in actions),
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            raise forms.ValidationError("The first day must not be after the last.")
+        return data
+
+    def filters(self) -> AuditFilters:
+        data = self.cleaned_data
+        return AuditFilters(
+            actor=(data.get("actor") or "").strip() or None,
+            action=data.get("action") or None,
+            since=data.get("since"),
+            until=data.get("until"),
+        )
+
+
+class AccountRenameForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Name")
+
+
+class TransferForm(forms.Form):
+    to = forms.TypedChoiceField(label="New owner", coerce=int, choices=[])
+
+    def __init__(self, *args: Any, members: list[Membership] = (), **kwargs: Any) -> None:  # type: ignore[assignment]
+        super().__init__(*args, **kwargs)
+        field = self.fields["to"]
+        assert isinstance(field, forms.TypedChoiceField)
+        field.choices = [(m.pk, f"{m.user.email} ({m.get_role_display()})") for m in members]

@@ -102,3 +102,10 @@ def monthly_usage(account: Account) -> tuple[list[Point], list[Point]]:
             records.append(Point(month, row.peak_records))
             calls.append(Point(month, row.calls))
     return records, calls
+
+
+def key_calls_this_month(key_ids: list[int]) -> dict[int, int]:
+    """Each key's API calls counted this month (UTC), by key id: the calls billing let through
+    (``billing.gate.check_rate`` counts them beside the project's), 0 for a key never used."""
+    month = timezone.now().strftime("%Y%m")
+    return {pk: counters.peek(gate.monthly_key_calls_bucket(pk, month)) for pk in key_ids}

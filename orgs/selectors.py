@@ -6,7 +6,9 @@ every request; the org services ask ``acting_membership`` who the caller is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db.models import QuerySet
@@ -19,11 +21,20 @@ _M = TypeVar("_M", Membership, Department, Invitation)
 
 MANAGING_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 AUDIT_PAGE_MAX = 500
+AUDIT_EXPORT_MAX = 50_000  # rows one CSV download of the audit log may hold
 
 
 def active_membership(*, account: Account, user: User) -> Membership | None:
     """The user's active membership in the account, or None (not a member, or deactivated)."""
     return Membership.objects.filter(account=account, user=user, is_active=True).first()
+
+
+def is_last_owner(membership: Membership) -> bool:
+    """Whether ``membership`` is its account's only active owner (who may not leave or step down)."""
+    if membership.role != Membership.Role.OWNER or not membership.is_active:
+        return False
+    others = Membership.objects.filter(account_id=membership.account_id, role=Membership.Role.OWNER, is_active=True)
+    return not others.exclude(pk=membership.pk).exists()
 
 
 def may_revoke(actor: User, *, holder_id: int, account: Account, staff_permission: str) -> bool:
@@ -94,16 +105,67 @@ def project_members(*, project: Project, actor: User) -> QuerySet[Membership]:
     return members.select_related("user").order_by("created_at", "pk")
 
 
-def audit_events_for(*, account: Account, actor: User, limit: int = 100) -> QuerySet[AuditEvent]:
-    """The account's audit events, newest first. Owners and admins only: members and auditors are
-    refused (403), non-members get 404."""
+@dataclass(frozen=True)
+class AuditFilters:
+    """What the audit log may be narrowed by: who acted (an e-mail, or ``system`` for rows no
+    person wrote), the action (exact, or a family ending in ``.``: ``api_key.``), and a range of
+    UTC days, both ends included."""
+
+    actor: str | None = None
+    action: str | None = None
+    since: dt.date | None = None
+    until: dt.date | None = None
+
+
+SYSTEM_ACTOR = "system"
+
+
+def audit_events_for(
+    *, account: Account, actor: User, limit: int = 100, filters: AuditFilters | None = None
+) -> QuerySet[AuditEvent]:
+    """The account's audit events, newest first, narrowed by ``filters``, at most ``limit``
+    (capped at ``AUDIT_PAGE_MAX``; ``AUDIT_EXPORT_MAX`` for ``audit_events_export``). Owners and
+    admins only: members and auditors are refused (403), non-members get 404."""
+    return _audit_rows(account=account, actor=actor, filters=filters)[: max(1, min(limit, AUDIT_PAGE_MAX))]
+
+
+def audit_events_export(*, account: Account, actor: User, filters: AuditFilters | None = None) -> Iterator[AuditEvent]:
+    """Every event ``filters`` select (at most ``AUDIT_EXPORT_MAX``), newest first, read in
+    chunks for a streamed download; the same access rule as ``audit_events_for``, checked
+    before the first row."""
+    rows = _audit_rows(account=account, actor=actor, filters=filters)[:AUDIT_EXPORT_MAX]
+    return rows.iterator(chunk_size=500)
+
+
+def audit_actions(*, account: Account, actor: User) -> list[str]:
+    """The actions the account's log holds, sorted (the filter's choices)."""
     acting_membership(account=account, user=actor, manage=True, refusal="only owners and admins can read the audit log")
-    limit = max(1, min(limit, AUDIT_PAGE_MAX))
-    return (
-        AuditEvent.objects.filter(account=account)
-        .select_related("actor_user", "actor_key")
-        .order_by("-created_at", "-pk")[:limit]
-    )
+    return sorted(set(AuditEvent.objects.filter(account=account).values_list("action", flat=True).distinct()))
+
+
+def _day_start(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+def _audit_rows(*, account: Account, actor: User, filters: AuditFilters | None) -> QuerySet[AuditEvent]:
+    acting_membership(account=account, user=actor, manage=True, refusal="only owners and admins can read the audit log")
+    rows = AuditEvent.objects.filter(account=account)
+    f = filters or AuditFilters()
+    if f.actor:
+        rows = (
+            rows.filter(actor_user__isnull=True)
+            if f.actor.lower() == SYSTEM_ACTOR
+            else rows.filter(actor_user__email__iexact=f.actor)
+        )
+    if f.action:
+        rows = rows.filter(action__startswith=f.action) if f.action.endswith(".") else rows.filter(action=f.action)
+    if f.since is not None:
+        rows = rows.filter(created_at__gte=dt.datetime.combine(f.since, dt.time.min, tzinfo=dt.UTC))
+    if f.until is not None:
+        rows = rows.filter(
+            created_at__lt=dt.datetime.combine(f.until + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+        )
+    return rows.select_related("actor_user", "actor_key").order_by("-created_at", "-pk")
 
 
 # --- one object of an account, by id (None when it is not that account's) -------------------

@@ -42,15 +42,17 @@ def _as_datetime(value: object) -> dt.datetime | None:
 
 @register.filter
 def human_time(value: object) -> SafeString | str:
-    """``3 hours ago`` (within a week) or ``12 Mar 2026, 14:05``, the exact UTC time on hover and
-    in ``datetime`` for machines. Anything unparsable is shown as it is."""
+    """``3 hours ago`` / ``in 6 days`` (within a week either way) or ``12 Mar 2026, 14:05``, the
+    exact UTC time on hover and in ``datetime`` for machines. Anything unparsable is shown as it is."""
     when = _as_datetime(value)
     if when is None:
         return str(value or "")
     now = timezone.now()
     exact = when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    if when > now:
-        words = f"in {timesince(now, when)}"
+    if when > now + RECENT:  # far ahead (a key's or record's expiry): the date
+        words = when.astimezone(dt.UTC).strftime("%-d %b %Y, %H:%M")
+    elif when > now:
+        words = f"in {timesince(now, when).split(',')[0]}"
     elif now - when < dt.timedelta(minutes=1):
         words = "just now"
     elif now - when < RECENT:
@@ -96,3 +98,9 @@ def audit_target(event: object) -> str:
         return f"{label} · {data['name']}"
     target_id = str(getattr(event, "target_id", "") or "")
     return f"{label} {target_id[:14]}".strip()
+
+
+@register.filter
+def item(mapping: object, key: object) -> object:
+    """``mapping[key]`` in a template (None when absent or not a mapping)."""
+    return mapping.get(key) if isinstance(mapping, dict) else None

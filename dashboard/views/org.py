@@ -1,18 +1,25 @@
-"""Organisation admin: members and roles, invitations, departments, the audit log; and the
-invitation link a new member opens."""
+"""Organisation admin: members and roles, invitations, departments, the audit log, the
+organisation's settings; and the invitation link a new member opens."""
 
 from __future__ import annotations
+
+import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import services as account_services
 from dashboard import selectors
-from dashboard.forms import InvitationForm, NameForm, RoleForm
+from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
+from dashboard.templatetags.mmw_dashboard import audit_target
 from dashboard.views.common import flash_error, page, raise_as_http, require_manager, user_of
+from mmw import csv_safe
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
 from orgs import services as org_services
@@ -155,18 +162,155 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
     )
 
 
-@login_required
-@require_GET
-def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
-    user = user_of(request)
-    membership = selectors.membership_in(user, tenant_id)
+AUDIT_CSV_HEADER = ("time_utc", "action", "actor", "actor_key", "target", "target_type", "target_id", "data")
+
+
+def _audit_form(request: HttpRequest, membership: Membership) -> AuditFilterForm:
     try:
-        events = list(org_selectors.audit_events_for(account=membership.account, actor=user, limit=500))
+        actions = org_selectors.audit_actions(account=membership.account, actor=user_of(request))
     except MMWError as exc:
         raise_as_http(exc)
         raise
+    return AuditFilterForm(request.GET or None, actions=actions)
+
+
+@login_required
+@require_GET
+def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    """The audit log, filtered by who, what and which days; the pager and the CSV link keep the
+    filters."""
+    user = user_of(request)
+    membership = selectors.membership_in(user, tenant_id)
+    form = _audit_form(request, membership)
+    valid = not form.is_bound or form.is_valid()
+    filters = form.filters() if form.is_bound and valid else None
+    events = list(
+        org_selectors.audit_events_for(account=membership.account, actor=user, limit=500, filters=filters)
+        if valid
+        else []
+    )
     current = Paginator(events, 50).get_page(request.GET.get("page") or 1)
-    return page(request, "dashboard/audit.html", account=membership.account, membership=membership, events=current)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page(
+        request,
+        "dashboard/audit.html",
+        account=membership.account,
+        membership=membership,
+        events=current,
+        form=form,
+        query=query.urlencode(),
+        filtered=bool(filters and any(vars(filters).values())),
+        actors=org_selectors.active_members(account=membership.account),
+        status=200 if valid else 400,
+    )
+
+
+@login_required
+@require_GET
+def audit_csv(request: HttpRequest, tenant_id: str) -> HttpResponseBase:
+    """The filtered audit log as a streamed CSV download (cells formula-escaped)."""
+    user = user_of(request)
+    membership = selectors.membership_in(user, tenant_id)
+    form = _audit_form(request, membership)
+    if form.is_bound and not form.is_valid():
+        return HttpResponse("Fix the filters: " + form.errors.as_text(), status=400, content_type="text/plain")
+    events = org_selectors.audit_events_export(
+        account=membership.account, actor=user, filters=form.filters() if form.is_bound else None
+    )
+    rows = (
+        (
+            e.created_at.isoformat(),
+            e.action,
+            e.actor_user.email if e.actor_user else "system",
+            f"mmw_{e.actor_key.prefix}…" if e.actor_key else "",
+            audit_target(e),
+            e.target_type,
+            e.target_id,
+            json.dumps(e.data, sort_keys=True, ensure_ascii=False),
+        )
+        for e in events
+    )
+    response = StreamingHttpResponse(csv_safe.lines(AUDIT_CSV_HEADER, rows), content_type="text/csv; charset=utf-8")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="mmw-audit-{tenant_id}-{stamp}.csv"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def invitation_resend(request: HttpRequest, tenant_id: str, invitation_id: int) -> HttpResponse:
+    user = user_of(request)
+    mine = selectors.membership_in(user, tenant_id)
+    invitation = org_selectors.invitation_of(account=mine.account, invitation_id=invitation_id)
+    if invitation is None:
+        raise Http404("invitation not found")
+    try:
+        issued = org_services.invitation_resend(invitation=invitation, actor=user)
+    except MMWError as exc:
+        flash_error(request, exc, refused="Not sent")
+    else:
+        messages.success(
+            request, f"Invitation sent again to {issued.invitation.email}: a new link, the old one stopped working."
+        )
+    return redirect("dashboard:members", tenant_id=tenant_id)
+
+
+# --- organisation settings -----------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
+    """Rename (owners, admins), transfer ownership (owners), leave (anyone but the last owner);
+    deleting the organisation is the Data page's (export first, then delete)."""
+    user = user_of(request)
+    membership = selectors.membership_in(user, tenant_id)
+    account = membership.account
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    rename = AccountRenameForm(request.POST if action == "rename" else None, initial={"name": account.name})
+    others = [m for m in org_selectors.active_members(account=account) if m.pk != membership.pk]
+    transfer = TransferForm(request.POST if action == "transfer" else None, members=others)
+    if request.method == "POST":
+        try:
+            if action == "rename":
+                require_manager(membership)
+                if rename.is_valid():
+                    account_services.account_rename(account=account, actor=user, name=rename.cleaned_data["name"])
+                    messages.success(request, f"Renamed to {account.name}.")
+                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
+            elif action == "transfer":
+                if transfer.is_valid():
+                    target = org_selectors.membership_of(account=account, membership_id=transfer.cleaned_data["to"])
+                    if target is None:
+                        raise Http404("member not found")
+                    org_services.ownership_transfer(account=account, actor=user, to=target)
+                    messages.success(request, f"{target.user.email} is now an owner; you are an admin.")
+                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
+            elif action == "leave":
+                if request.POST.get("confirm") != account.name:
+                    messages.error(request, f"Type the organisation's name ({account.name}) to leave it.")
+                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
+                org_services.membership_remove(membership=membership, actor=user)
+                messages.success(request, f"You left {account.name}; your keys there stopped working.")
+                return redirect("dashboard:home")
+            else:
+                messages.error(request, "Unknown action.")
+        except MMWError as exc:
+            flash_error(request, exc)
+            if action == "rename":
+                rename.add_error("name", exc.message)
+    return page(
+        request,
+        "dashboard/organization_settings.html",
+        account=account,
+        membership=membership,
+        rename=rename,
+        transfer=transfer,
+        last_owner=org_selectors.is_last_owner(membership),
+        status=400 if rename.errors or transfer.errors else 200,
+    )
 
 
 @login_required

@@ -9,21 +9,27 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
 from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
-from dashboard import selectors
+from dashboard import graph, selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
+from dashboard.templatetags.mmw_dashboard import relation_words
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from memories import exports
 from memories import services as memory_services
 from memories.presenters import Record
 from memories.selectors import (
+    memory_export,
     memory_get,
     memory_history,
     memory_list,
@@ -93,16 +99,54 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
         pager_query=_without_page(request),
+        export_query=_export_query(request),
         filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         status=400 if error else 200,
     )
 
 
+@login_required
+@require_GET
+def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> HttpResponseBase:
+    """The browser's current filter (workspace, filters, status, sort; not the search words) as
+    a streamed JSON Lines or CSV download (``memories.selectors.memory_export``)."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    if fmt not in exports.FORMATS:
+        raise Http404("unknown export format")
+    form = SearchForm(request.GET, initial={"workspace": "*"})
+    if not form.is_valid():
+        return HttpResponse("Fix the filters: " + form.errors.as_text(), status=400, content_type="text/plain")
+    data = form.cleaned_data
+    try:
+        records = memory_export(
+            principal=principal,
+            payload={"workspace": (data.get("workspace") or "*").strip() or "*", **form.filters()},
+            status=data.get("status") or None,
+            order=data.get("sort") or "newest",
+        )
+    except MMWError as exc:
+        raise_as_http(exc)
+        return HttpResponse(exc.message, status=400, content_type="text/plain")
+    response = StreamingHttpResponse(exports.lines(fmt, records), content_type=exports.FORMATS[fmt])
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="mmw-{slugify(project.name) or "project"}-{stamp}.{fmt}"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def _without_page(request: HttpRequest) -> str:
     """The browser's query (search words and every filter) without ``page``, for the pager's links."""
     query = request.GET.copy()
     query.pop("page", None)
+    return query.urlencode()
+
+
+def _export_query(request: HttpRequest) -> str:
+    """The browser's filters without the search words and the page, for the export links."""
+    query = request.GET.copy()
+    for name in ("page", "q"):
+        query.pop(name, None)
     return query.urlencode()
 
 
@@ -132,6 +176,9 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
             conflicts.append(memory_get(principal=principal, memory_id=other)["memory"])
         except MMWError:
             continue
+    previews = memory_previews(
+        principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
+    )
     return page(
         request,
         "dashboard/memory_detail.html",
@@ -139,10 +186,30 @@ def memory_detail(request: HttpRequest, project_id: uuid.UUID, memory_id: uuid.U
         record=record,
         history=history,
         conflicts=conflicts,
-        previews=memory_previews(
-            principal=principal, ids=[r["id"] for r in record["graph_relations"]] + list(record["derived_from"])
-        ),
+        previews=previews,
+        graph=_relation_graph(record, previews, project_id),
         may_write=principal.membership.may_write,
+    )
+
+
+def _relation_graph(record: Record, previews: dict[str, str], project_id: uuid.UUID) -> str:
+    """The record page's SVG graph: its relations (both directions) and the records it was
+    derived from, only those the person can read (``previews`` holds exactly those)."""
+    edges = [
+        graph.Edge(rel["id"], relation_words(rel), rel["direction"], previews[rel["id"]])
+        for rel in record["graph_relations"]
+        if rel["id"] in previews
+    ]
+    edges += [
+        graph.Edge(source, relation_words({"relation": "derived_from", "direction": "out"}), "out", previews[source])
+        for source in record["derived_from"]
+        if source in previews
+    ]
+    return graph.relation_graph(
+        record_text=record["content"],
+        edges=edges,
+        url_for=lambda other: reverse("dashboard:memory", args=[project_id, other]),
+        title="Relations of this record",
     )
 
 
@@ -293,6 +360,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 device_label=form.cleaned_data["device_label"],
                 scopes=form.cleaned_data["scopes"],
+                expires_in_days=form.cleaned_data["expires"],
             )
         except MMWError as exc:
             flash_error(request, exc)
@@ -309,12 +377,14 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             )
             response["Cache-Control"] = "no-store"
             return response
+    project_keys = list(api_keys_for(principal=principal))
     return page(
         request,
         "dashboard/keys.html",
         **_ctx(principal),
         form=form,
-        keys=api_keys_for(principal=principal),
+        keys=project_keys,
+        calls=selectors.key_calls_this_month([k.pk for k in project_keys]),
         status=400 if form.errors else 200,
     )
 

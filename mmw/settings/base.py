@@ -303,8 +303,22 @@ CACHES: dict[str, Any] = {
 # The web dashboard (``dashboard``) and its accounts (django-allauth: sign-up with e-mail
 # verification, log in/out, password reset, rate-limited logins). ``dashboard`` comes before
 # allauth so its templates restyle allauth's pages.
-INSTALLED_APPS += ["django.contrib.humanize", "dashboard", "allauth", "allauth.account"]
-MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware"]
+INSTALLED_APPS += [
+    "django.contrib.humanize",
+    "dashboard",
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
+    "allauth.usersessions",
+]
+MIDDLEWARE += ["allauth.account.middleware.AccountMiddleware", "allauth.usersessions.middleware.UserSessionsMiddleware"]
+# Two-factor sign-in (allauth.mfa, /accounts/2fa/): an authenticator app (TOTP) with recovery
+# codes; the sessions list (allauth.usersessions, /accounts/sessions/) lets a person sign out
+# other browsers. docs/dashboard.md, "Account security".
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_TOTP_ISSUER = "MMW"
+MFA_RECOVERY_CODE_COUNT = 10
+USERSESSIONS_TRACK_ACTIVITY = True
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",

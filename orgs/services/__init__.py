@@ -27,6 +27,7 @@ from orgs.services.invitations import (
     invitation_accept,
     invitation_check,
     invitation_create,
+    invitation_resend,
     invitation_revoke,
 )
 from orgs.services.memberships import (
@@ -50,6 +51,7 @@ __all__ = [
     "invitation_accept",
     "invitation_check",
     "invitation_create",
+    "invitation_resend",
     "invitation_revoke",
     "membership_deactivate",
     "membership_reactivate",

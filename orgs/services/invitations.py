@@ -61,6 +61,12 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
     if existing is not None:
         hint = "" if existing.is_active else " (deactivated: reactivate the membership instead)"
         raise Conflict(f"{address} is already a member of this organization{hint}")
+    return _issue(account=account, actor=actor, address=address, role=role, action="invitation.created")
+
+
+def _issue(*, account: Account, actor: User, address: str, role: str, action: str) -> IssuedInvitation:
+    """A new invitation of ``address`` with ``role``, replacing (revoking) the open ones to that
+    address, audited as ``action`` (the row names the replaced ones), e-mailed at the commit."""
     now = timezone.now()
     replaced = list(
         Invitation.objects.select_for_update()
@@ -84,7 +90,7 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
     token = signing.dumps({"i": invitation.pk, "n": nonce}, salt=INVITATION_SALT)
     url = f"{settings.PUBLIC_URL}{INVITATION_PATH}?token={quote(token, safe='')}"
     audit_record(
-        action="invitation.created",
+        action=action,
         account=account,
         actor_user=actor,
         target_type="invitation",
@@ -93,6 +99,21 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
     )
     transaction.on_commit(lambda: _send_invitation(invitation, url, inviter=actor), robust=True)
     return IssuedInvitation(invitation=invitation, token=token, url=url)
+
+
+@transaction.atomic
+def invitation_resend(*, invitation: Invitation, actor: User) -> IssuedInvitation:
+    """Send an open invitation again: a new link (another 7 days) to the same address with the
+    same role, e-mailed at the commit; the old link stops working ("replaced by a newer one").
+    Audited as ``invitation.resent``. An open one (expired included) can be resent; a used or
+    revoked one cannot (invite again)."""
+    account = invitation.account
+    acting_membership(account=account, user=actor, manage=True)
+    require_organization_features(account)
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if not locked.is_open:
+        raise Conflict(f"the invitation to {locked.email} is no longer open: send a new one instead")
+    return _issue(account=account, actor=actor, address=locked.email, role=locked.role, action="invitation.resent")
 
 
 def _send_invitation(invitation: Invitation, url: str, *, inviter: User) -> None:

@@ -107,3 +107,18 @@ def test_a_limited_call_is_one_redis_round_trip_for_its_counters(
     assert rate_statements(queries) == 0
     assert sent.count("EVAL") == 1
     assert [c for c in sent if c != "EVAL" and c.upper() in ("INCR", "ADD", "SET", "EXPIRE")] == []
+
+
+@pytest.mark.parametrize("backend", ["postgres", "redis"])
+def test_an_unlimited_step_after_an_unlimited_one_stops_with_the_chain(
+    request: pytest.FixtureRequest, plans: Plans, backend: str
+) -> None:
+    """A key's own monthly counter follows the project's (both unlimited): a call refused per key
+    counts in neither (on PostgreSQL the step after an unlimited one ran unguarded before)."""
+    if backend == "redis":
+        request.getfixturevalue("redis_cache")
+    tag = uuid.uuid4().hex
+    steps = [*chain(tag, 1), counters.Step(f"calls:key:{tag}", 3600)]
+    assert counters.hit_chain(steps) == [1, 1, 1, 1]
+    assert counters.hit_chain(steps) == [2]
+    assert [counters.peek(s.bucket) for s in steps] == [2, 1, 1, 1]

@@ -30,6 +30,7 @@ SOURCES = [
     "accounts/keys.py",
     "accounts/authentication.py",
     "oauth/client_metadata.py",
+    "accounts/services.py",
 ]
 
 

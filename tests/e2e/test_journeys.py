@@ -152,7 +152,7 @@ def test_organisation_invites_an_auditor_who_reads_but_cannot_forget_and_sees_th
     page.get_by_role("link", name=re.compile("Thursdays")).click()
     shot(page, "conflict")
     page.goto(f"/a/{org.tenant_id}/audit/")
-    expect(page.get_by_text("invitation.accepted")).to_be_visible()
+    expect(page.get_by_role("cell", name="invitation.accepted")).to_be_visible()
     shot(page, "audit-log")
 
     Subscription.objects.filter(account=org).update(state=Subscription.State.SUSPENDED)
