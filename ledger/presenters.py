@@ -3,7 +3,6 @@ currency's minor units, never numbers; times RFC 3339 in UTC. Selectors gather, 
 
 from __future__ import annotations
 
-import re
 from typing import NotRequired
 
 from typing_extensions import TypedDict
@@ -11,6 +10,7 @@ from typing_extensions import TypedDict
 from ledger.currencies import format_amount
 from ledger.models import Entry
 from memories.presenters import Author, ProjectEnvelope, author
+from mmw import csv_safe
 
 
 class EntryShape(TypedDict):
@@ -99,21 +99,11 @@ CSV_COLUMNS = (
     "reference", "tags", "visibility", "reverses", "reversed_by", "completes", "completes_due_at", "author",
     "created_at",
 )  # fmt: skip
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-
-
-def csv_cell(value: str) -> str:
-    """A cell a spreadsheet will not run: text starting with ``= + - @`` (or a tab or carriage
-    return) gets a leading ``'`` (OWASP's CSV injection advice); a plain signed decimal such as
-    ``-1240.18`` is left as it is, so amounts stay numbers."""
-    if value.startswith(_FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
-        return "'" + value
-    return value
 
 
 def csv_row(e: Entry, *, reversed_by: str | None = None) -> list[str]:
-    """One entry as a CSV row of ``CSV_COLUMNS`` (tags joined with ``;``), every cell escaped."""
+    """One entry as a CSV row of ``CSV_COLUMNS`` (tags joined with ``;``), every cell escaped
+    (``mmw.csv_safe.cell``)."""
     shape = entry(e, reversed_by=reversed_by)
     values: dict[str, object] = {**shape, "tags": ";".join(shape["tags"]), "author": shape["author"]["user"]}
-    return [csv_cell("" if values[name] is None else str(values[name])) for name in CSV_COLUMNS]
+    return [csv_safe.cell(values[name]) for name in CSV_COLUMNS]

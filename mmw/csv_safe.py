@@ -3,16 +3,20 @@ the audit log) writes its cells through here.
 
 A cell that a spreadsheet would read as a formula (starting with ``=``, ``+``, ``-``, ``@``, a
 tab or a carriage return) is prefixed with ``'`` (OWASP's CSV-injection advice): agents and
-members wrote these texts, and opening the file must not run them. Rows are rendered one at a
-time so a response can stream them."""
+members wrote these texts, and opening the file must not run them. A plain negative decimal
+(``-1240.18``) is left as it is, so amounts stay numbers. The one rule for every CSV MMW writes
+(the memory browser's export, the audit log, the ledger's CSV). Rows are rendered one at a time
+so a response can stream them."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator, Sequence
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]+)?")
 
 
 def cell(value: object) -> str:
@@ -25,7 +29,7 @@ def cell(value: object) -> str:
         text = ",".join(str(v) for v in value)
     else:
         text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return "'" + text if text.startswith(FORMULA_STARTS) and not _PLAIN_NEGATIVE.fullmatch(text) else text
 
 
 def lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> Iterator[str]:
