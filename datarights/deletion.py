@@ -12,9 +12,12 @@
 - Forgotten records keep their row as a stub (id, version, times, author) for
   ``MMW_FORGOTTEN_RETENTION_DAYS``; then their content, keys, sources, tags and vector become
   ``PURGED_CONTENT``/empty and their relations go. Forgotten sessions lose their turns and labels.
-- A person deletes their own user: refused while they are the last owner of an organisation
-  that has other members; otherwise they leave their organisations at once, and their personal
-  account is deleted with retention, the user with it.
+- A person deletes their own user: refused while they are the last active owner of an
+  organisation (``orgs.selectors.is_last_owner``, the rule leaving and stepping down follow:
+  an organisation never loses its last owner, not even one with no other member);
+  otherwise they leave their organisations at once (``orgs.services.membership_remove``, as the
+  dashboard's Leave does: keys revoked, audited), and their personal account is deleted with
+  retention, the user with it.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from memories.models import IdempotencyRecord, Memory, MemoryRelation, TermStat
 from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
 from mmw.mail import send_on_commit
 from orgs.models import Membership
-from orgs.selectors import acting_membership
+from orgs.selectors import acting_membership, is_last_owner
+from orgs.services import membership_remove
 from transcripts.models import Session, Turn
 
 logger = logging.getLogger(__name__)
@@ -163,30 +167,16 @@ def user_delete(*, user: User, password: str) -> AccountDeletion | None:
     """A person deletes their own user (see the module's contract). Returns the deletion of their
     personal account, if they have one."""
     _reauthenticate(user, password)
-    mine = Membership.objects.filter(user=user, is_active=True).select_related("account")
-    for membership in mine:
-        account = membership.account
-        if account.kind == Account.Kind.PERSONAL or membership.role != Membership.Role.OWNER:
-            continue
-        others = Membership.objects.filter(account=account, is_active=True).exclude(user=user)
-        if others.exists() and not others.filter(role=Membership.Role.OWNER).exists():
-            raise Conflict(LAST_OWNER.format(name=account.name))
+    mine = list(Membership.objects.filter(user=user, is_active=True).select_related("account"))
+    for membership in mine:  # all checked before anything changes: no half-left user
+        if membership.account.kind != Account.Kind.PERSONAL and is_last_owner(membership):
+            raise Conflict(LAST_OWNER.format(name=membership.account.name))
     personal = None
     for membership in mine:
         if membership.account.kind == Account.Kind.PERSONAL and membership.role == Membership.Role.OWNER:
             personal = _close(membership.account, user, delete_requester=True)
         else:
-            audit_record(
-                action="member.left",
-                account=membership.account,
-                actor_user=user,
-                target_type="user",
-                target_id=str(user.pk),
-            )
-            ApiKey.objects.filter(account=membership.account, user=user, revoked_at__isnull=True).update(
-                revoked_at=timezone.now()
-            )
-            membership.delete()
+            membership_remove(membership=membership, actor=user)  # leaving, as from the dashboard
     User.objects.filter(pk=user.pk).update(is_active=False)
     key_cache.invalidate()
     return personal

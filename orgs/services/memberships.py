@@ -12,7 +12,7 @@ from accounts.models import Account, ApiKey, User
 from accounts.services import audit_record
 from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
 from orgs.models import Membership
-from orgs.selectors import acting_membership
+from orgs.selectors import acting_membership, is_last_owner
 from orgs.services._common import lock_account, require_organization_features
 
 Role = Membership.Role
@@ -34,12 +34,7 @@ def _authorise(actor: User, target: Membership) -> Membership:
 
 def _keep_an_owner(target: Membership) -> None:
     """Refuse when ``target`` is the last active owner (call before it stops being one)."""
-    if target.role != Role.OWNER or not target.is_active:
-        return
-    others = Membership.objects.filter(account_id=target.account_id, role=Role.OWNER, is_active=True).exclude(
-        pk=target.pk
-    )
-    if not others.exists():
+    if is_last_owner(target):
         raise Conflict("an organization must keep at least one active owner", code="last_owner")
 
 

@@ -202,6 +202,17 @@ def test_forgotten_content_is_purged_after_retention_and_the_stub_stays(tenancy:
     assert enforce_retention()["forgotten_purged"] == 0  # idempotent
 
 
+def test_the_only_member_of_an_organisation_cannot_delete_themselves_and_orphan_it(tenancy: Tenancy) -> None:
+    """The last owner may not leave even an organisation with no one else in it: it would be
+    left with no one able to pay for, export or delete it. Deleting it first is the way out."""
+    alice = with_password(tenancy.alice.user)
+    Membership.objects.filter(account=tenancy.alice.account, user=tenancy.bob.user).delete()
+    with pytest.raises(Conflict, match="last owner of Alice & Co"):
+        deletion.user_delete(user=alice, password="correct horse")
+    assert Membership.objects.filter(account=tenancy.alice.account, user=alice, is_active=True).exists()
+    assert User.objects.get(pk=alice.pk).is_active
+
+
 def test_a_user_deletes_themselves_unless_last_owner(tenancy: Tenancy, clock: Clock) -> None:
     alice = with_password(tenancy.alice.user)
     with pytest.raises(Conflict, match="last owner of Alice & Co"):
@@ -213,6 +224,9 @@ def test_a_user_deletes_themselves_unless_last_owner(tenancy: Tenancy, clock: Cl
     assert resolve_key(tenancy.bob.key) is None
     assert ApiKey.objects.get(user=bob).revoked_at is not None
     assert not Membership.objects.filter(account=tenancy.alice.account, user=bob).exists()
+    left = AuditEvent.objects.get(action="membership.removed", account=tenancy.alice.account)
+    assert left.actor_user_id == bob.pk
+    assert left.data["left"] is True  # leaving, as the dashboard's Leave
     assert resolve_key(tenancy.alice.key) is not None
     clock.at(days=31)
     enforce_retention()
