@@ -26,6 +26,17 @@ from orgs import services as org_services
 from orgs.models import Membership
 
 
+def invitation_sent(issued: org_services.IssuedInvitation) -> str:
+    """The members page's confirmation: says when the new link replaced a pending one, and from
+    which role a re-invite changed it (the old link stops working)."""
+    email, role = issued.invitation.email, issued.invitation.role
+    if not issued.replaced_roles:
+        return f"Invitation sent to {email}."
+    before = issued.replaced_roles[-1]
+    change = f" (role {before} → {role})" if before != role else ""
+    return f"Invitation sent to {email}; it replaces the pending one{change}, whose link no longer works."
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
@@ -44,7 +55,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
                 flash_error(request, exc)
                 form.add_error(None, exc.message)
             else:
-                messages.success(request, f"Invitation sent to {issued.invitation.email}.")
+                messages.success(request, invitation_sent(issued))
                 return redirect("dashboard:members", tenant_id=tenant_id)
     try:
         rows = org_selectors.membership_list(account=account, actor=user)

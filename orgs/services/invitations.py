@@ -44,6 +44,7 @@ class IssuedInvitation:
     invitation: Invitation
     token: str
     url: str
+    replaced_roles: tuple[str, ...] = ()  # the roles of the open invitations it replaced
 
 
 @transaction.atomic
@@ -66,13 +67,16 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
 
 def _issue(*, account: Account, actor: User, address: str, role: str, action: str) -> IssuedInvitation:
     """A new invitation of ``address`` with ``role``, replacing (revoking) the open ones to that
-    address, audited as ``action`` (the row names the replaced ones), e-mailed at the commit."""
+    address, audited as ``action`` (the row names the replaced ones and their roles, so a re-invite
+    that changes the role says from what to what), e-mailed at the commit."""
     now = timezone.now()
-    replaced = list(
+    open_ones = list(
         Invitation.objects.select_for_update()
         .filter(account=account, email__iexact=address, accepted_at__isnull=True, revoked_at__isnull=True)
-        .values_list("pk", flat=True)
+        .order_by("pk")
+        .values_list("pk", "role")
     )
+    replaced = [pk for pk, _ in open_ones]
     Invitation.objects.filter(pk__in=replaced).update(revoked_at=now)
     nonce = secrets.token_urlsafe(32)
     try:
@@ -95,10 +99,10 @@ def _issue(*, account: Account, actor: User, address: str, role: str, action: st
         actor_user=actor,
         target_type="invitation",
         target_id=str(invitation.pk),
-        data={"email": address, "role": role, "replaced": replaced},
+        data={"email": address, "role": role, "replaced": replaced, "replaced_roles": [r for _, r in open_ones]},
     )
     transaction.on_commit(lambda: _send_invitation(invitation, url, inviter=actor), robust=True)
-    return IssuedInvitation(invitation=invitation, token=token, url=url)
+    return IssuedInvitation(invitation=invitation, token=token, url=url, replaced_roles=tuple(r for _, r in open_ones))
 
 
 @transaction.atomic

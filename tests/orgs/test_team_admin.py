@@ -82,6 +82,22 @@ def test_the_members_page_resends() -> None:
     assert client_for(other).post(url).status_code == 404
 
 
+def test_a_reinvite_that_changes_the_role_says_so_and_the_audit_row_names_both_roles() -> None:
+    org = make_org()
+    org_services.invitation_create(account=org.account, actor=org.founder.user, email="eve@x.test")
+    answer = client_for(org).post(
+        reverse("dashboard:members", args=[org.account.tenant_id]),
+        {"email": "eve@x.test", "role": Role.ADMIN},
+        follow=True,
+    )
+    page = answer.content.decode()
+    assert "replaces the pending one (role member → admin)" in page
+    row = AuditEvent.objects.filter(account=org.account, action="invitation.created").latest("pk")
+    assert row.data["role"] == Role.ADMIN
+    assert row.data["replaced_roles"] == [Role.MEMBER]
+    assert len(row.data["replaced"]) == 1
+
+
 # --- the audit log ------------------------------------------------------------------------------
 
 
