@@ -16,7 +16,7 @@ from billing import selectors, services, stripe_api
 from billing.models import Subscription
 from billing.presenters import Price
 from mmw.errors import Forbidden, InvalidInput, NotFound
-from tests.billing.conftest import Deliver, Plans, subscribe, subscription_of
+from tests.billing.conftest import TEAM_PRICE, Deliver, Plans, subscribe, subscription_of
 from tests.billing.localstripe import LocalStripe
 from tests.conftest import Tenancy
 
@@ -126,6 +126,30 @@ def test_the_page_sells_every_plan_with_its_price_limits_and_an_upgrade(
     assert "50000" not in html
     assert '<button type="submit">Upgrade to Team</button>' in html
     assert "Manage payment method" not in html  # no Stripe customer yet: nothing to manage
+
+
+def test_a_team_subscriber_is_offered_a_switch_down_and_a_cancel_back_to_free(
+    tenancy: Tenancy, plans: Plans, stripe_server: LocalStripe, deliver: Deliver
+) -> None:
+    """The downgrade path: from Team, Pro is a Checkout "Switch" (the new subscription replaces
+    the old one, tests/billing/test_lifecycle.py) and Free is the portal's cancel."""
+    subscribe(stripe_server, deliver, tenancy.alice, price=TEAM_PRICE)
+    tenant = tenancy.alice.account.tenant_id
+    answer = page(tenancy).get(f"/a/{tenant}/billing/")
+    offers = {o.plan.code: o for o in answer.context["offers"]}
+    assert offers["team"].current
+    assert (offers["pro"].action, offers["pro"].action_label) == ("checkout", "Switch to Pro")
+    assert (offers["free"].action, offers["free"].action_label) == (
+        "portal",
+        "Cancel the subscription to return to Free",
+    )
+    html = answer.content.decode()
+    switch = html.index('<button type="submit">Switch to Pro</button>')
+    form = html[html.rindex("<form", 0, switch) : switch]
+    assert f'action="/billing/{tenant}/checkout' in form
+    assert 'name="plan" value="pro"' in form
+    cancel = html.index("Cancel the subscription to return to Free</button>")
+    assert f'action="/billing/{tenant}/portal' in html[html.rindex("<form", 0, cancel) : cancel]
 
 
 def test_prices_are_written_as_people_read_them() -> None:
