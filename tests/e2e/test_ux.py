@@ -144,6 +144,40 @@ def test_the_memory_browser_triages_on_a_phone(browser: Browser, live_server: li
     context.close()
 
 
+def test_the_memory_browser_sorts_shows_exact_times_on_hover_and_forgets_the_ticked_records(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """Issue #20's triage, in the browser: the sort applies, a record's age is in words with the
+    ISO time as its tooltip, and a confirmed bulk forget removes exactly the ticked records."""
+    owner, _ = services.user_get_or_create(email="sam@example.com")
+    account = owner.memberships.get().account
+    project, _ = services.project_get_or_create(account=account, name="triage", actor=owner)
+    principal = principal_for_user(owner, project)
+    assert principal is not None
+    for text in ("first written", "second written", "third written"):
+        memory_remember(principal=principal, payload={"content": text})
+    context = signed_in(browser, live_server.url, owner)
+    page = context.new_page()
+    page.goto(f"/p/{project.pk}/")
+    rows = page.get_by_test_id("results").locator("tbody tr")
+    expect(rows.first).to_contain_text("third written")  # newest first by default
+    page.get_by_text("Filters").click()
+    page.get_by_label("Sort").select_option("oldest")
+    page.get_by_role("button", name="Search").click()
+    expect(rows.first).to_contain_text("first written")
+    stamp = rows.first.locator("time")
+    expect(stamp).to_have_text(re.compile(r"just now|seconds? ago|minutes? ago"))
+    assert re.match(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d", stamp.get_attribute("title") or "")
+    rows.nth(0).get_by_label("Select this record").check()
+    rows.nth(1).get_by_label("Select this record").check()
+    page.get_by_role("button", name="Forget selected…").click()
+    page.get_by_role("button", name="Forget 2 records").click()
+    expect(page.get_by_text("Forgot 2 record(s)")).to_be_visible()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("third written")
+    context.close()
+
+
 def test_a_new_key_page_confirms_the_first_call_by_itself(browser: Browser, live_server: live.LiveServer) -> None:
     owner, _ = services.user_get_or_create(email="kim@example.com")
     account = owner.memberships.get().account
