@@ -14,6 +14,7 @@ from dashboard.principals import principal_for_user
 from memories.services import memory_remember
 from tests import live
 from tests.conftest import Tenancy
+from tests.e2e.conftest import shot
 from tests.e2e.test_journeys import signed_in
 
 pytestmark = pytest.mark.slow
@@ -155,5 +156,7 @@ def test_admin_pages_have_no_csp_violations(browser: Browser, live_server: live.
         "/admin/memories/memory/",
     ):
         watcher.visit(page, path)
+        if path == "/admin/":
+            shot(page, "admin")
     context.close()
     assert watcher.problems == []

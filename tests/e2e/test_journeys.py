@@ -139,6 +139,7 @@ def test_organisation_invites_an_auditor_who_reads_but_cannot_forget_and_sees_th
     dpage = auditor.new_page()
     split = urlsplit(link.group(0))
     dpage.goto(f"{split.path}?{split.query}")
+    shot(dpage, "invitation")
     dpage.get_by_role("button", name="Accept invitation").click()
     expect(dpage.get_by_text("you joined as auditor")).to_be_visible()
     dpage.get_by_role("link", name="alpha").click()
