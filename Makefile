@@ -71,9 +71,10 @@ bench-full: venv
 bench-goals: venv
 	MMW_DATA_DIR=$(CURDIR)/var/bench $(PY) bench/goals.py
 
-# Two web processes, two Celery workers and beat behind a round-robin proxy; correctness under
-# load and one web process killed (docs/deploy.md).
+# Two web processes, two Celery workers and beat behind Debian's HAProxy (deploy/haproxy.cfg);
+# correctness under load and one web process killed (docs/deploy.md).
 bench-scaleout: venv
+	bash scripts/ensure_haproxy.sh
 	$(PY) bench/scaleout.py
 
 stop:

@@ -1,8 +1,8 @@
 """The production layout of docs/deploy.md, run on this machine: two web processes, two Celery
-workers and one beat on one PostgreSQL and one broker, behind a round-robin TCP proxy.
+workers and one beat on one PostgreSQL and one broker, behind HAProxy.
 
-    .venv/bin/python bench/scaleout.py [--data-dir var/scaleout] [--load-seconds 12]
-    make bench-scaleout
+    .venv/bin/python bench/scaleout.py [--data-dir var/scaleout] [--load-seconds 12] [--balancer haproxy|python]
+    make bench-scaleout   # installs Debian's haproxy where missing (scripts/ensure_haproxy.sh)
 
 Processes (all on 127.0.0.1, private data directory, emptied of memories at the start):
 
@@ -11,10 +11,11 @@ Processes (all on 127.0.0.1, private data directory, emptied of memories at the 
   (``MMW_CACHE_URL``), as with ``REDIS_URL`` in production;
 - two ``uvicorn mmw.asgi:application`` web processes, two ``celery worker`` (concurrency 1 each:
   two cores) and one ``celery beat`` — the Procfile's commands;
-- the load balancer: :class:`Proxy`, a small round-robin TCP proxy in its own process (neither
-  HAProxy nor nginx is installed here, and the registry may not be used to add them). Like
-  HAProxy with ``option redispatch``, a connection a backend refuses is sent to the next one, and
-  a refused backend is skipped for a few seconds.
+- the load balancer: Debian's ``haproxy`` in the foreground with ``deploy/haproxy.cfg`` itself
+  (only its listening port and the two servers' ports rewritten): ``leastconn``, health checks
+  on ``/healthz`` every second, ``retries 2`` with ``option redispatch``. ``--balancer python``
+  runs :class:`Proxy` instead, a small round-robin TCP proxy in its own process that redispatches
+  a refused connection the same way (for a machine without haproxy).
 
 Checks, each printed as passed/failed with its count:
 
@@ -47,6 +48,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -148,6 +150,7 @@ class Deployment:
     webs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     others: list[subprocess.Popen[bytes]] = field(default_factory=list)
     proxy_port: int = 0
+    balancer: str = "haproxy"
 
     def spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
         with (common.OUT_DIR / f"scaleout-{name}.log").open("wb") as logfile:
@@ -180,13 +183,18 @@ class Deployment:
                 )
             )  # fmt: skip
         self.proxy_port = common.free_port()
-        proxy = subprocess.Popen(
-            [py, __file__, "--proxy", str(self.proxy_port), *map(str, self.webs)],
-            cwd=common.ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        self.others.append(proxy)
-        assert proxy.stdout is not None
-        proxy.stdout.readline()
+        if self.balancer == "haproxy":
+            config = self.data_dir / "haproxy.cfg"
+            config.write_text(haproxy_config(self.proxy_port, list(self.webs)))
+            self.others.append(self.spawn("haproxy", ["haproxy", "-db", "-f", str(config)]))
+        else:
+            proxy = subprocess.Popen(
+                [py, __file__, "--proxy", str(self.proxy_port), *map(str, self.webs)],
+                cwd=common.ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            self.others.append(proxy)
+            assert proxy.stdout is not None
+            proxy.stdout.readline()
         deadline = time.monotonic() + common.STARTUP_TIMEOUT
         for port, proc in self.webs.items():
             while True:
@@ -198,11 +206,38 @@ class Deployment:
                 if time.monotonic() > deadline:
                     raise RuntimeError("a web process did not answer /healthz in time")
                 time.sleep(0.2)
-        log(f"deployment up: webs {list(self.webs)}, proxy {self.proxy_port}, 2 workers, beat")
+        while not self._balanced():  # both servers up in the balancer's own health checks
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.balancer} did not reach both webs; see bench/out/scaleout-*.log")
+            time.sleep(0.3)
+        log(f"deployment up: webs {list(self.webs)}, {self.balancer} on {self.proxy_port}, 2 workers, beat")
+
+    def _balanced(self) -> bool:
+        """Whether answers through the balancer come from both web processes (each answer names
+        no process, so: two /healthz in a row both 200 after the health checks' ``rise 2``)."""
+        with contextlib.suppress(httpx.HTTPError):
+            answers = [httpx.get(f"http://127.0.0.1:{self.proxy_port}/healthz", timeout=2.0) for _ in range(4)]
+            return all(a.status_code == 200 for a in answers)
+        return False
 
     def stop(self) -> None:
         for proc in [*self.webs.values(), *self.others]:
             common.stop(proc)
+
+
+HAPROXY_CONFIG = common.ROOT / "deploy" / "haproxy.cfg"
+
+
+def haproxy_config(port: int, webs: list[int]) -> str:
+    """``deploy/haproxy.cfg`` with its frontend on ``port`` and its servers on ``webs`` (the
+    shipped file's other settings unchanged, so the bench runs what production is told to run)."""
+    text = HAPROXY_CONFIG.read_text()
+    text, bound = re.subn(r"bind 127\.0\.0\.1:\d+", f"bind 127.0.0.1:{port}", text)
+    lines = [line for line in text.splitlines() if not re.match(r"\s+server web\d+ ", line)]
+    servers = [f"    server web{i} 127.0.0.1:{p} check" for i, p in enumerate(webs, start=1)]
+    if bound != 1 or len(lines) == len(text.splitlines()):
+        raise RuntimeError(f"{HAPROXY_CONFIG} no longer has one bind line and server lines to rewrite")
+    return "\n".join([*lines, *servers]) + "\n"
 
 
 def environment(data_dir: Path) -> dict[str, str]:
@@ -311,6 +346,57 @@ def check_rate_limit(webs: list[int], key: str) -> dict[str, Any]:
     return {"answered": ok, "refused_429": codes.get(429, 0), "codes": dict(codes), "limit": RATE_LIMIT}
 
 
+MCP_CALLS = 40
+MCP_VERSION = "2026-07-28"  # the protocol revision /mcp serves statelessly (tests pin the SDK's)
+
+
+def check_mcp_spread(dep: Deployment, key: str) -> dict[str, Any]:
+    """``MCP_CALLS`` stateless MCP ``tools/call`` (remember, then search) through the balancer from
+    8 clients: every answer a tool result without error, and both web processes served some (each
+    web's access log counts its ``POST /mcp``)."""
+    url = f"http://127.0.0.1:{dep.proxy_port}/mcp"
+    before = {port: _mcp_lines(i) for i, port in enumerate(dep.webs, start=1)}
+
+    def one(i: int) -> str:
+        tool, arguments = ("remember", {"content": f"mcp spread {i}"}) if i % 2 else ("search", {"query": "spread"})
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MCP_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        call = {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": meta},
+        }
+        answer = httpx.post(
+            url,
+            json=call,
+            headers={
+                **headers(key),
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": MCP_VERSION,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": tool,
+            },
+            timeout=60.0,
+        )
+        if answer.status_code != 200:
+            return f"HTTP {answer.status_code}"
+        result = answer.json().get("result") or {}
+        return "error" if result.get("isError") or "content" not in result else "ok"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = Counter(pool.map(one, range(MCP_CALLS)))
+    served = {port: _mcp_lines(i) - before[port] for i, port in enumerate(dep.webs, start=1)}
+    return {"ok": outcomes.get("ok", 0), "of": MCP_CALLS, "outcomes": dict(outcomes), "served_by_web": served}
+
+
+def _mcp_lines(web: int) -> int:
+    log_file = common.OUT_DIR / f"scaleout-web{web}.log"
+    return log_file.read_text(errors="replace").count('"POST /mcp HTTP/1.1" 200') if log_file.exists() else 0
+
+
 @dataclass
 class LoadTally:
     acked: dict[str, str] = field(default_factory=dict)  # id -> content
@@ -401,14 +487,14 @@ def check_archived(ids: list[str], timeout: float) -> dict[str, Any]:
 # --- one run --------------------------------------------------------------------------------------
 
 
-def run(data_dir: Path, load_seconds: float, archive_wait: float) -> dict[str, Any]:
+def run(data_dir: Path, load_seconds: float, archive_wait: float, balancer: str = "haproxy") -> dict[str, Any]:
     common.setup_django(data_dir)
     common.reset_memories()
     common.clear_broker(data_dir)
     common.OUT_DIR.mkdir(parents=True, exist_ok=True)
     broker = common.start_broker(data_dir, common.OUT_DIR / "scaleout-broker.log")
-    dep = Deployment(data_dir, environment(data_dir))
-    result: dict[str, Any] = {"machine": common.machine_notes()}
+    dep = Deployment(data_dir, environment(data_dir), balancer=balancer)
+    result: dict[str, Any] = {"machine": common.machine_notes(), "balancer": balancer}
     try:
         dep.start()
         webs = list(dep.webs)
@@ -419,6 +505,8 @@ def run(data_dir: Path, load_seconds: float, archive_wait: float) -> dict[str, A
         log(f"expected_version: {result['expected_version']}")
         result["rate_limit"] = check_rate_limit(webs, limited_key())
         log(f"rate limit: {result['rate_limit']}")
+        result["mcp"] = check_mcp_spread(dep, tenant.api_key)
+        log(f"mcp through the balancer: {result['mcp']}")
         result["loadavg_before_kill"] = round(os.getloadavg()[0], 2)
         load = load_with_kill(dep, tenant.api_key, load_seconds)
         result["kill"] = {**check_stored(load["tally"]), "killed_after_acked": load["killed_after_acked"]}
@@ -433,12 +521,13 @@ def run(data_dir: Path, load_seconds: float, archive_wait: float) -> dict[str, A
 
 
 def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    idem, ver, rate, kill, vec = (
+    idem, ver, rate, kill, vec, mcp = (
         result["idempotency"],
         result["expected_version"],
         result["rate_limit"],
         result["kill"],
         result["archived"],
+        result["mcp"],
     )
     return [
         ("idempotency through both webs", f"{idem['passed']}/{idem['of']}", idem["passed"] == idem["of"]),
@@ -447,6 +536,11 @@ def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
             f"rate limit {rate['limit']}/min across processes",
             f"{rate['answered']}/{rate['limit']} answered, {rate['refused_429']} refused (429)",
             rate["answered"] == rate["limit"] and rate["refused_429"] == RATE_CALLS - RATE_LIMIT,
+        ),
+        (
+            "MCP tools/call through the balancer, served by both webs",
+            f"{mcp['ok']}/{mcp['of']} ok; per web {list(mcp['served_by_web'].values())}",
+            mcp["ok"] == mcp["of"] and all(n > 0 for n in mcp["served_by_web"].values()),
         ),
         (
             "web killed under load: acknowledged writes stored",
@@ -466,6 +560,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=common.ROOT / "var" / "scaleout")
     parser.add_argument("--load-seconds", type=float, default=12.0)
     parser.add_argument("--archive-wait", type=float, default=180.0)
+    parser.add_argument("--balancer", choices=("haproxy", "python"), default="haproxy")
     parser.add_argument("--proxy", type=int, help=argparse.SUPPRESS)
     parser.add_argument("backends", type=int, nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -473,13 +568,13 @@ def main() -> None:
         proxy_main(args.proxy, args.backends)
         return
     started = time.time()
-    result = run(args.data_dir.resolve(), args.load_seconds, args.archive_wait)
+    result = run(args.data_dir.resolve(), args.load_seconds, args.archive_wait, args.balancer)
     result["duration_seconds"] = round(time.time() - started)
     checks = verdicts(result)
     result["passed"] = all(ok for _, _, ok in checks)
     (common.OUT_DIR / "scaleout.json").write_text(json.dumps(result, indent=1, default=str))
     print(
-        f"bench/scaleout.py: 2 web + 2 workers + beat behind a round-robin proxy, "
+        f"bench/scaleout.py: 2 web + 2 workers + beat behind {args.balancer}, "
         f"{result['duration_seconds']} s, load average {result['loadavg_before_kill']}–{result['loadavg_after_kill']}"
     )
     print(

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs Debian's haproxy for `make bench-scaleout` where it is missing (the bench runs the
+# production layout of docs/deploy.md behind it, with deploy/haproxy.cfg). Idempotent; needs root
+# (or sudo) only when it has to install. The installed service is not started (the bench runs its
+# own haproxy in the foreground on a free loopback port).
+set -euo pipefail
+if command -v haproxy >/dev/null; then exit 0; fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+haproxy -v | head -1
