@@ -12,45 +12,11 @@ from django.urls import reverse
 from accounts.keys import resolve_key
 from accounts.models import AuditEvent, User
 from dashboard.support import SUPPORT_GROUP, ensure_support_group
-from oauth import services
-from oauth.models import Grant
 from tests.conftest import Tenancy
 from tests.dashboard.conftest import client_for
+from tests.oauth.grants import connected
 
 pytestmark = pytest.mark.django_db
-
-REDIRECT = "http://127.0.0.1:9/callback"
-
-
-def connected(tenancy: Tenancy) -> tuple[Grant, str]:
-    """Alice connects a client to her project: the grant and a live access token of it."""
-    client = services.client_register(
-        info=services.ClientInput(
-            client_id="support-test-client",
-            client_name="Helpful Assistant",
-            redirect_uris=[REDIRECT],
-            grant_types=["authorization_code", "refresh_token"],
-            token_endpoint_auth_method="none",
-            scope="",
-            client_uri="",
-            client_secret=None,
-        )
-    )
-    pending = services.authorization_begin(
-        client=client,
-        redirect_uri=REDIRECT,
-        redirect_uri_explicit=True,
-        code_challenge="c" * 43,
-        state="st",
-        scopes=["memory:read"],
-        resource="http://testserver/mcp",
-    )
-    approved = services.authorization_approve(
-        pending=pending, user=tenancy.alice.user, project=tenancy.alice.project, scopes=["memory:read"]
-    )
-    code = services.code_find(client_id=client.client_id, raw_code=approved.code)
-    assert code is not None
-    return approved.grant, services.code_exchange(code=code).access_token
 
 
 @pytest.fixture
@@ -61,7 +27,8 @@ def staff(tenancy: Tenancy) -> User:
 
 
 def test_support_staff_see_grants_and_clients_and_revoke_a_grant(staff: User, tenancy: Tenancy) -> None:
-    grant, token = connected(tenancy)
+    grant, tokens = connected(tenancy)
+    token = tokens.access_token
     assert resolve_key(token) is not None
     client = client_for(staff)
     listing = client.get(reverse("admin:oauth_grant_changelist"))
@@ -79,6 +46,7 @@ def test_support_staff_see_grants_and_clients_and_revoke_a_grant(staff: User, te
     event = AuditEvent.objects.get(action="oauth.grant_revoked", actor_user=staff)
     assert event.target_id == str(grant.pk)
     assert event.account == tenancy.alice.account
+    assert event.data == {"client": "Helpful Assistant", "client_id": "test-client"}
 
 
 def test_support_staff_may_not_add_or_delete_grants_or_change_clients(staff: User) -> None:
