@@ -32,7 +32,7 @@ from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from mcp_types import CallToolResult
+from mcp_types import LATEST_PROTOCOL_VERSION, CallToolResult
 from playwright.sync_api import Browser, Page, Route, expect
 
 from accounts import services as accounts_services
@@ -189,6 +189,8 @@ def test_sdk_client_connects_through_the_consent_page_refreshes_and_is_revoked_i
     seen_tokens: list[str] = []
 
     async def session(client: Client, provider: OAuthClientProvider) -> dict[str, Any]:
+        # the newest revision, by server/discover, not the initialize fallback (mode="auto")
+        assert client.protocol_version == LATEST_PROTOCOL_VERSION
         saved = structured(await client.call_tool("remember", {"content": "connected through oauth"}))
         assert storage.tokens is not None
         seen_tokens.append(storage.tokens.refresh_token or "")
