@@ -120,9 +120,6 @@ def test_the_sdk_client_negotiates_the_newest_revision_not_the_fallback(
     assert negotiated(live_server, tenancy.alice.key, "auto") == max(supported)
     # the previous revision, by the initialize handshake (what pre-2026 clients do)
     assert negotiated(live_server, tenancy.alice.key, "legacy") == LATEST_HANDSHAKE_VERSION == "2025-11-25"
-    answer = post(
-        live_server,
-        tenancy.alice.key,
-        INITIALIZE | {"params": INITIALIZE["params"] | {"protocolVersion": "2025-11-25"}},
-    )
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+    answer = post(live_server, tenancy.alice.key, INITIALIZE | {"params": params})
     assert answer.json()["result"]["protocolVersion"] == "2025-11-25"

@@ -47,7 +47,7 @@ def test_a_new_person_signs_up_on_the_way_and_comes_back_to_the_same_consent(db:
     )
     assert signed_up.status_code == 302
     assert signed_up["Location"] == reverse("account_email_verification_sent")
-    link = re.search(r"https?://\S+/accounts/confirm-email/(\S+?)/", mail.outbox[-1].body)
+    link = re.search(r"https?://\S+/accounts/confirm-email/(\S+?)/", str(mail.outbox[-1].body))
     assert link is not None
     confirmed = browser.post(reverse("account_confirm_email", args=[link.group(1)]))
     assert confirmed.status_code == 302
