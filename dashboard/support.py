@@ -7,7 +7,8 @@ from django.contrib.auth.models import Group, Permission
 
 SUPPORT_GROUP = "Support"
 # (app_label, model, actions): view everything support needs; change only where an admin action
-# goes through a service (revoking a key, suspending/reinstating a subscription, a plan change).
+# goes through a service (revoking a key or an OAuth grant, suspending/reinstating a subscription,
+# a plan change).
 SUPPORT_PERMISSIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("accounts", "user", ("view",)),
     ("accounts", "account", ("view",)),
@@ -24,6 +25,8 @@ SUPPORT_PERMISSIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("billing", "subscription", ("view", "change")),
     ("billing", "stripeevent", ("view",)),
     ("billing", "usagesnapshot", ("view",)),
+    ("oauth", "client", ("view",)),
+    ("oauth", "grant", ("view", "change")),  # change: the admin's revoke action (oauth.services)
 )
 
 

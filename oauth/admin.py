@@ -37,7 +37,7 @@ class GrantAdmin(GrantBase):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Revoke the selected grants (their tokens stop at once)")
+    @admin.action(description="Revoke the selected grants (their tokens stop at once)", permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[Grant]) -> None:
         assert isinstance(request.user, User)
         for grant in queryset.select_related("client", "project__account"):

@@ -19,6 +19,8 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import services as account_services
+from accounts.models import Project, User
 from dashboard.selectors import memberships_of, projects_of
 from dashboard.views.common import flash_error, page, user_of
 from mmw import csp
@@ -61,18 +63,17 @@ def consent(request: HttpRequest, public_id: str) -> HttpResponse:
             except MMWError as exc:
                 raise Http404(exc.message) from exc
             return _answer(pending, error="access_denied", error_description="the person refused")
-        chosen = next((p for p in projects if str(p.pk) == request.POST.get("project")), None)
-        if chosen is None:
-            messages.error(request, "choose a project")
-        else:
-            try:
+        try:
+            chosen = _chosen_project(request, user, projects)
+            if chosen is None:
+                messages.error(request, "choose a project")
+            else:
                 approved = services.authorization_approve(
                     pending=pending, user=user, project=chosen, scopes=request.POST.getlist("scopes")
                 )
-            except MMWError as exc:
-                flash_error(request, exc)
-            else:
                 return _answer(pending, code=approved.code)
+        except MMWError as exc:
+            flash_error(request, exc)
     scopes = [(s, SCOPE_TEXT.get(s, s)) for s in pending.scopes]
     response = page(
         request,
@@ -92,6 +93,16 @@ def consent(request: HttpRequest, public_id: str) -> HttpResponse:
     )
     response[csp.HEADER] = policy
     return response
+
+
+def _chosen_project(request: HttpRequest, user: User, projects: list[Project]) -> Project | None:
+    """The project picked on the form. A person with none yet (who signed up on the way) names
+    one instead: it is created in their personal account, under the same rules as on the
+    projects page (``project_create``: its name, the plan's number of projects)."""
+    if projects:
+        return next((p for p in projects if str(p.pk) == request.POST.get("project")), None)
+    account = account_services.personal_account(user=user)
+    return account_services.project_create(account=account, actor=user, name=request.POST.get("new_project", ""))
 
 
 @login_required

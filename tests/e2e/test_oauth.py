@@ -32,13 +32,14 @@ from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from mcp_types import CallToolResult
+from mcp_types import LATEST_PROTOCOL_VERSION, CallToolResult
 from playwright.sync_api import Browser, Page, Route, expect
 
 from accounts import services as accounts_services
 from memories.models import Memory
 from oauth.models import Client as OAuthClient
-from oauth.models import Grant
+from oauth.models import Grant, Token
+from oauth.services import digest
 from tests import live
 from tests.conftest import Tenancy
 from tests.e2e.conftest import shot
@@ -126,6 +127,19 @@ def run_client(base: str, storage: Storage, handoff: Handoff, session: Session, 
     return anyio.run(main)
 
 
+def next_from(items: queue.Queue[Any], client: Future[Any], waiting_for: str) -> Any:
+    """The next item the client's thread hands over; fails at once, saying what was awaited, when
+    the client finished (or failed) without handing it."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            return items.get(timeout=0.5)
+        except queue.Empty:
+            if client.done():
+                pytest.fail(f"the client stopped before {waiting_for}: {client.result()!r}")
+    pytest.fail(f"timed out waiting for {waiting_for}")
+
+
 def answer_redirects(page: Page) -> None:
     """Answer the browser's request to the client's redirect URI with a small page, as the
     client's local callback server would (the tests read the URL with ``redirected``)."""
@@ -175,6 +189,8 @@ def test_sdk_client_connects_through_the_consent_page_refreshes_and_is_revoked_i
     seen_tokens: list[str] = []
 
     async def session(client: Client, provider: OAuthClientProvider) -> dict[str, Any]:
+        # the newest revision, by server/discover, not the initialize fallback (mode="auto")
+        assert client.protocol_version == LATEST_PROTOCOL_VERSION
         saved = structured(await client.call_tool("remember", {"content": "connected through oauth"}))
         assert storage.tokens is not None
         seen_tokens.append(storage.tokens.refresh_token or "")
@@ -300,11 +316,18 @@ def test_sdk_client_connects_with_a_client_id_metadata_document(
     )
     base = live_server.url
     storage, handoff = Storage(), Handoff()
+    first_stage: queue.Queue[dict[str, Any]] = queue.Queue()
+    revoked: queue.Queue[None] = queue.Queue()
 
-    async def session(client: Client, provider: OAuthClientProvider) -> dict[str, Any]:
+    async def session(client: Client, provider: OAuthClientProvider) -> Any:
         saved = structured(await client.call_tool("remember", {"content": "connected by metadata document"}))
+        assert storage.tokens is not None
+        before = storage.tokens.refresh_token
         provider.context.token_expiry_time = time.time() - 1  # the next call refreshes first
-        return structured(await client.call_tool("get_memory", {"memory_id": saved["id"]}))
+        found = structured(await client.call_tool("get_memory", {"memory_id": saved["id"]}))
+        first_stage.put({"found": found, "refresh_before": before, "tokens": storage.tokens})
+        await anyio.to_thread.run_sync(lambda: revoked.get(timeout=WAIT))  # the person revokes it
+        return await client.call_tool("get_memory", {"memory_id": saved["id"]})
 
     context = browser.new_context(base_url=base, viewport={"width": 1280, "height": 800})
     page = context.new_page()
@@ -322,14 +345,44 @@ def test_sdk_client_connects_with_a_client_id_metadata_document(
             answer = redirected(page, page.get_by_test_id("approve").click)
             assert parse_qs(urlsplit(answer).query)["iss"] == [base]
             handoff.answers.put(answer)
-            found = outcome.result(timeout=WAIT)
+            stage = next_from(first_stage, outcome, "its first calls")
+
+            # refreshed, and rotated: the client now holds a new refresh token, the old one is spent
+            assert stage["refresh_before"]
+            assert stage["tokens"].refresh_token
+            assert stage["tokens"].refresh_token != stage["refresh_before"]
+            assert Token.objects.get(digest=digest(stage["refresh_before"])).used_at is not None
+
+            page.goto("/connected-apps/")
+            row = page.get_by_test_id("grants").locator("tr", has_text="E2E Doc Assistant")
+            row.get_by_role("button", name="Revoke").click()
+            expect(page.get_by_text("E2E Doc Assistant can no longer reach beta.")).to_be_visible()
+            revoked.put(None)
+
+            # The client's next call is refused (401): it can only go back to the person for consent.
+            again = next_from(handoff.urls, outcome, "its call after the revocation was refused")
+            assert again.startswith(f"{base}/oauth/authorize?")
+            assert parse_qs(urlsplit(again).query)["client_id"] == [url]
+            handoff.answers.put(f"{REDIRECT}?error=access_denied")
+            with pytest.raises(ExceptionGroup) as refused:
+                outcome.result(timeout=WAIT)
     finally:
         context.close()
         docs.close()
 
+    assert refused.group_contains(OAuthFlowError, match="access_denied", depth=None)
+    found = stage["found"]
+    assert Grant.objects.get(client__client_id=url).revoked_at is not None
+    listed = httpx.post(
+        f"{base}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {stage['tokens'].access_token}",
+        },
+    )
+    assert listed.status_code == 401
     assert found["memory"]["author"]["device_label"] == "E2E Doc Assistant"
-    assert storage.tokens is not None
-    assert storage.tokens.refresh_token
     client = OAuthClient.objects.get()  # no registration happened: the only client is the document's
     assert (client.client_id, client.metadata_document) == (url, True)
     assert docs.hits["/e2e/client.json"] == 1  # authorize, token and refresh within the cache time

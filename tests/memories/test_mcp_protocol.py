@@ -16,7 +16,8 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from tests import live
 from tests.conftest import Tenancy
@@ -89,3 +90,36 @@ def test_an_unsupported_protocol_version_header_is_refused_naming_the_header(
     assert "1999-01-01" in message
     assert "_meta" not in message
     assert post(live_server, tenancy.alice.key, TOOLS_LIST, {"MCP-Protocol-Version": "2025-06-18"}).status_code == 200
+
+
+def discover(url: str, key: str, version: str) -> httpx.Response:
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
+    return post(url, key, body, {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"})
+
+
+def negotiated(url: str, key: str, mode: str) -> str:
+    async def connect() -> str:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as client:
+            return client.protocol_version
+
+    return anyio.run(connect)
+
+
+def test_the_sdk_client_negotiates_the_newest_revision_not_the_fallback(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    """Issue #18: serve the newest revision the SDK supports and the previous one. The SDK client's
+    default ``mode="auto"`` probes ``server/discover`` and silently falls back to the initialize
+    handshake when that fails; the version it ends on says which happened."""
+    newest = discover(live_server, tenancy.alice.key, LATEST_MODERN_VERSION)
+    assert newest.status_code == 200, newest.text
+    supported = newest.json()["result"]["supportedVersions"]
+    assert max(supported) == LATEST_PROTOCOL_VERSION == "2026-07-28"
+    assert negotiated(live_server, tenancy.alice.key, "auto") == max(supported)
+    # the previous revision, by the initialize handshake (what pre-2026 clients do)
+    assert negotiated(live_server, tenancy.alice.key, "legacy") == LATEST_HANDSHAKE_VERSION == "2025-11-25"
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+    answer = post(live_server, tenancy.alice.key, INITIALIZE | {"params": params})
+    assert answer.json()["result"]["protocolVersion"] == "2025-11-25"

@@ -218,13 +218,28 @@ def test_refusals_wrong_redirect_plain_pkce_reused_code_and_refused_consent(
     verifier, challenge = pkce()
     wrong = authorize(live_server, client["client_id"], challenge, redirect_uri="http://127.0.0.1:9/other")
     assert wrong.status_code == 400  # never redirected to an unregistered URI
+    # PKCE refusals go back to the (registered, matched) redirect URI as RFC 6749 §4.1.2.1 errors
     plain = authorize(live_server, client["client_id"], challenge, code_challenge_method="plain")
-    assert "error=invalid_request" in plain.headers["location"]
+    assert plain.status_code == 302
+    assert plain.headers["location"].startswith(REDIRECT + "?")
+    assert _query(plain.headers["location"]) == {
+        "error": ["invalid_request"],
+        "error_description": ["code_challenge_method: Input should be 'S256'"],
+        "state": ["st-1"],
+        "iss": [live_server.url],
+    }
     missing = httpx.get(
         f"{live_server}/oauth/authorize",
         params={"response_type": "code", "client_id": client["client_id"], "redirect_uri": REDIRECT},
     )
-    assert "error=invalid_request" in missing.headers.get("location", "error=invalid_request")
+    assert missing.status_code == 302
+    assert missing.headers["location"].startswith(REDIRECT + "?")
+    assert _query(missing.headers["location"]) == {
+        "error": ["invalid_request"],
+        "error_description": ["code_challenge: Field required"],
+        "iss": [live_server.url],
+    }
+    assert not PendingAuthorization.objects.exists()  # neither reached the consent page
     code = consent(live_server, tenancy, client["client_id"], challenge, ["memory:read"])
     assert exchange(live_server, client["client_id"], code, "not-the-verifier").json()["error"] == "invalid_grant"
     first = exchange(live_server, client["client_id"], code, verifier)

@@ -1,6 +1,8 @@
 """Open registration is bounded (issue #18): per client address per clock hour (429), a cap on
 registered clients in all (503), both with Retry-After; and the hourly sweep deletes
-self-registered clients nobody ever granted anything."""
+self-registered clients nobody ever granted anything. What one client may register is bounded
+too: at most 5 redirect URIs of at most 2000 characters, none with userinfo, and a printable
+client name of at most 200 characters; each refusal names its limit."""
 
 from __future__ import annotations
 
@@ -101,3 +103,71 @@ def test_the_sweep_runs_hourly_from_beat() -> None:
     entry = _beat_schedule()["oauth-sweep-abandoned-clients"]
     assert entry["task"] == "oauth.tasks.sweep_abandoned_clients"
     assert entry["schedule"] == HOUR
+
+
+LONG_URI = "https://app.example/" + "a" * (services.MAX_REDIRECT_URI_LENGTH - len("https://app.example/") + 1)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "error", "description"),
+    [
+        pytest.param(
+            {"redirect_uris": [f"https://app.example/cb{i}" for i in range(services.MAX_REDIRECT_URIS + 1)]},
+            "invalid_redirect_uri",
+            "redirect_uris must list 1 to 5 URIs",
+            id="six-redirect-uris",
+        ),
+        pytest.param(
+            {"redirect_uris": [LONG_URI]},
+            "invalid_redirect_uri",
+            "redirect URI longer than 2000 characters",
+            id="redirect-uri-2001-characters",
+        ),
+        pytest.param(
+            {"redirect_uris": ["https://user:secret@app.example/cb"]},
+            "invalid_redirect_uri",
+            "redirect URI must name a host and no user: https://user:secret@app.example/cb",
+            id="userinfo-in-redirect-uri",
+        ),
+        pytest.param(
+            {"client_name": "A" * (services.MAX_CLIENT_NAME + 1)},
+            "invalid_client_metadata",
+            "client_name must be at most 200 printable characters",
+            id="client-name-201-characters",
+        ),
+        pytest.param(
+            {"client_name": "Evil\nApproved by MMW"},
+            "invalid_client_metadata",
+            "client_name must be at most 200 printable characters",
+            id="client-name-not-printable",
+        ),
+        pytest.param(
+            {"client_name": "   "},
+            "invalid_client_metadata",
+            "client_name is required: the consent page shows it to the person",
+            id="client-name-blank",
+        ),
+    ],
+)
+def test_registration_refuses_what_exceeds_the_limits_naming_the_limit(
+    live_server: LiveServer, settings: Any, metadata: dict[str, Any], error: str, description: str
+) -> None:
+    settings.PUBLIC_URL = live_server.url
+    body = {"client_name": "Limits", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", **metadata}
+    response = httpx.post(f"{live_server}/oauth/register", json=body)
+    assert response.status_code == 400
+    assert response.json() == {"error": error, "error_description": description}
+    assert not Client.objects.exists()
+
+
+def test_the_limits_themselves_are_accepted(live_server: LiveServer, settings: Any) -> None:
+    settings.PUBLIC_URL = live_server.url
+    body = {
+        "client_name": "A" * services.MAX_CLIENT_NAME,
+        "redirect_uris": [f"https://app.example/cb{i}" for i in range(services.MAX_REDIRECT_URIS - 1)]
+        + [LONG_URI[:-1]],
+        "token_endpoint_auth_method": "none",
+    }
+    response = httpx.post(f"{live_server}/oauth/register", json=body)
+    assert response.status_code == 201, response.text
+    assert Client.objects.get().redirect_uris[-1] == LONG_URI[:-1]
