@@ -490,25 +490,39 @@ class _Importer:
         self._insert(MemoryRelation, new, "relation")
 
     def _sessions(self, rows: list[tuple[int, fmt.Line]]) -> None:
+        self._authored(rows, Session, "session", "session", fmt.session_line, self._new_session)
+
+    def _authored(
+        self,
+        rows: list[tuple[int, fmt.Line]],
+        model: type[Session] | type[Entry],
+        kind: str,
+        noun: str,
+        line_of: Callable[..., fmt.Line],
+        build: Callable[[int, fmt.Line, Project], Any],
+    ) -> None:
+        """Rows that keep their ids and their author (sessions, ledger entries): one already here
+        in this project with the same line (``line_of``) is unchanged, with another a collision,
+        as is one in another project; the rest are built (``build``) and inserted, an author who
+        is not a user here kept as a label."""
         ids = _uuids(str(get(line, "id")) for _, line in rows)
-        found = {str(s.pk): s for s in Session.objects.filter(pk__in=ids).select_related("author")}
-        labels = dict(AuthorLabel.objects.filter(kind="session", object_id__in=found).values_list("object_id", "email"))
-        new: list[tuple[Session, object]] = []
+        found = {str(o.pk): o for o in model.objects.filter(pk__in=ids).select_related("author")}
+        labels = dict(AuthorLabel.objects.filter(kind=kind, object_id__in=found).values_list("object_id", "email"))
+        new: list[tuple[Any, object]] = []
         for number, line in rows:
             line = self._mapped(line)
             project = self._project_of(number, line)
             existing = found.get(str(get(line, "id")))
             if existing is not None:
                 if existing.project_id != project.pk:
-                    self._collide(number, f"session {existing.pk} exists in another project")
+                    self._collide(number, f"{noun} {existing.pk} exists in another project")
                     continue
                 author = existing.author.email if existing.author else labels.get(str(existing.pk))
-                self._same(number, "session", f"session {existing.pk}", fmt.session_line(existing, author=author), line)
+                self._same(number, kind, f"{noun} {existing.pk}", line_of(existing, author=author), line)
                 continue
-            session = self._new_session(number, line, project)
-            new.append((session, get(line, "author")))
-        self._labels("session", [(s.pk, email) for s, email in new if s.author_id is None])
-        self._insert(Session, [s for s, _ in new], "session")
+            new.append((build(number, line, project), get(line, "author")))
+        self._labels(kind, [(o.pk, email) for o, email in new if o.author_id is None])
+        self._insert(model, [o for o, _ in new], kind)
 
     def _new_session(self, number: int, line: fmt.Line, project: Project) -> Session:
         t = parse_time
@@ -580,27 +594,7 @@ class _Importer:
         updated (the ledger is append-only), so an import only ever adds."""
         if not self.ledger_allowed:
             raise Forbidden("403 Forbidden: key lacks ledger:write")
-        ids = _uuids(str(get(line, "id")) for _, line in rows)
-        found = {str(e.pk): e for e in Entry.objects.filter(pk__in=ids).select_related("author")}
-        labels = dict(
-            AuthorLabel.objects.filter(kind="ledger_entry", object_id__in=found).values_list("object_id", "email")
-        )
-        new: list[tuple[Entry, object]] = []
-        for number, line in rows:
-            line = self._mapped(line)
-            project = self._project_of(number, line)
-            existing = found.get(str(get(line, "id")))
-            if existing is not None:
-                if existing.project_id != project.pk:
-                    self._collide(number, f"ledger entry {existing.pk} exists in another project")
-                    continue
-                author = existing.author.email if existing.author else labels.get(str(existing.pk))
-                mine = fmt.ledger_entry_line(existing, author=author)
-                self._same(number, "ledger_entry", f"ledger entry {existing.pk}", mine, line)
-                continue
-            new.append((self._new_entry(number, line, project), get(line, "author")))
-        self._labels("ledger_entry", [(e.pk, email) for e, email in new if e.author_id is None])
-        self._insert(Entry, [e for e, _ in new], "ledger_entry")
+        self._authored(rows, Entry, "ledger_entry", "ledger entry", fmt.ledger_entry_line, self._new_entry)
 
     def _new_entry(self, number: int, line: fmt.Line, project: Project) -> Entry:
         t = parse_time
