@@ -8,7 +8,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.utils import timezone
@@ -20,7 +20,7 @@ from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
 from dashboard.templatetags.mmw_dashboard import audit_target
 from dashboard.views.common import flash_error, page, raise_as_http, require_manager, user_of
-from mmw import csv_safe
+from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
 from orgs import services as org_services
@@ -253,11 +253,12 @@ def audit_csv(request: HttpRequest, tenant_id: str) -> HttpResponseBase:
         )
         for e in events
     )
-    response = StreamingHttpResponse(csv_safe.lines(AUDIT_CSV_HEADER, rows), content_type="text/csv; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="mmw-audit-{tenant_id}-{stamp}.csv"'
-    response["Cache-Control"] = "no-store"
-    return response
+    return streaming.download(
+        streaming.encoded(csv_safe.lines(AUDIT_CSV_HEADER, rows)),
+        content_type="text/csv; charset=utf-8",
+        filename=f"mmw-audit-{tenant_id}-{stamp}.csv",
+    )
 
 
 @login_required

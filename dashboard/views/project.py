@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -38,6 +38,7 @@ from memories.selectors import (
     workspaces_with_counts,
 )
 from memories.services import memory_forget
+from mmw import streaming
 from mmw.errors import MMWError
 from orgs.models import Membership
 from orgs.selectors import active_members, memberships_among, project_access_of, project_members
@@ -128,11 +129,12 @@ def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> Ht
     except MMWError as exc:
         raise_as_http(exc)
         return HttpResponse(exc.message, status=400, content_type="text/plain")
-    response = StreamingHttpResponse(exports.lines(fmt, records), content_type=exports.FORMATS[fmt])
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="mmw-{slugify(project.name) or "project"}-{stamp}.{fmt}"'
-    response["Cache-Control"] = "no-store"
-    return response
+    return streaming.download(
+        streaming.encoded(exports.lines(fmt, records)),
+        content_type=exports.FORMATS[fmt],
+        filename=f"mmw-{slugify(project.name) or 'project'}-{stamp}.{fmt}",
+    )
 
 
 def _without_page(request: HttpRequest) -> str:
