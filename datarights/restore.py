@@ -443,7 +443,7 @@ class _Importer:
                 archived_at=t(get(line, "archived_at"), "archived_at"),
             )
         if not get(line, "forgotten"):
-            _screen(number, memory, project.guard_secrets_mode)
+            _screen(number, memory, record_rules.SCREENED_FIELDS, project.guard_secrets_mode)
         self._check(
             number,
             memory,
@@ -631,7 +631,7 @@ class _Importer:
             completes_due_at=t(get(line, "completes_due_at"), "completes_due_at"),
             created_at=t(get(line, "created_at"), "created_at"),
         )
-        _screen_entry(number, entry, project.guard_secrets_mode)
+        _screen(number, entry, ledger_services.SCREENED, project.guard_secrets_mode)
         self._check(number, entry, ["account", "project", "author", "api_key", "reverses", "completes"])
         return entry
 
@@ -689,29 +689,15 @@ def _actor(event: AuditEvent, labels: dict[str, str]) -> str | None:
     return event.actor_user.email if event.actor_user is not None else labels.get(str(event.pk))
 
 
-def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
-    """Memory Guard over an imported record's text fields, as ``remember`` screens them: a file is
-    not trusted because it looks like an export. A record the Guard refuses, or would change (a
-    secret to redact), is refused with its line — an MMW export passes unchanged (redaction
-    markers are stable), so the round trip stays byte-identical."""
-    fields: dict[str, Any] = {name: getattr(memory, name) for name in record_rules.SCREENED_FIELDS}
-    fields["tags"] = list(memory.tags)
+def _screen(number: int, obj: Memory | Entry, fields: tuple[str, ...], secrets_mode: str) -> None:
+    """Memory Guard over an imported record's or entry's text ``fields``, as ``remember`` and
+    ``ledger_record`` screen them: a file is not trusted because it looks like an export. One the
+    Guard refuses, or would change (a secret to redact), is refused with its line — an MMW export
+    passes unchanged (redaction markers are stable), so the round trip stays byte-identical."""
+    values: dict[str, Any] = {name: getattr(obj, name) for name in fields}
+    values["tags"] = list(obj.tags)
     try:
-        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
-    except InvalidInput as exc:
-        raise InvalidInput(f"line {number}: {exc.message}") from None
-    if redactions:
-        rules = ", ".join(sorted({f"{r.field}: {r.rule_id}" for r in redactions}))
-        raise InvalidInput(f"line {number}: holds a secret Memory Guard redacts ({rules}); import refused")
-
-
-def _screen_entry(number: int, entry: Entry, secrets_mode: str) -> None:
-    """Memory Guard over an imported entry's text fields, as ``ledger_record`` screens them (card
-    numbers and IBANs redacted, poisoning refused): an MMW export passes unchanged."""
-    fields: dict[str, Any] = {name: getattr(entry, name) for name in ledger_services.SCREENED}
-    fields["tags"] = list(entry.tags)
-    try:
-        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
+        _, redactions = record_rules.guarded(values, secrets_mode=secrets_mode)
     except InvalidInput as exc:
         raise InvalidInput(f"line {number}: {exc.message}") from None
     if redactions:
