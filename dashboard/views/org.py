@@ -19,7 +19,7 @@ from accounts.models import Account
 from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
 from dashboard.templatetags.mmw_dashboard import audit_target
-from dashboard.views.common import flash_error, page, raise_as_http, require_manager, user_of
+from dashboard.views.common import flash_error, page, query_without, raise_as_http, require_manager, user_of
 from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
@@ -212,8 +212,6 @@ def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
         else []
     )
     current = Paginator(events, 50).get_page(request.GET.get("page") or 1)
-    query = request.GET.copy()
-    query.pop("page", None)
     return page(
         request,
         "dashboard/audit.html",
@@ -221,7 +219,7 @@ def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
         membership=membership,
         events=current,
         form=form,
-        query=query.urlencode(),
+        query=query_without(request, "page"),
         filtered=bool(filters and any(vars(filters).values())),
         actors=org_selectors.active_members(account=membership.account),
         status=200 if valid else 400,
