@@ -184,9 +184,7 @@ RENAME_REFUSAL = "only owners and admins can rename an organization"
 def account_rename(*, account: Account, actor: User, name: str) -> Account:
     """Rename the account (an organisation, or a personal account): owners and admins; audited
     with the old and new names. The tenant id (in every URL) does not change."""
-    acting_membership(
-        account=account, user=actor, manage=True, refusal="only owners and admins can rename an organization"
-    )
+    acting_membership(account=account, user=actor, manage=True, refusal=RENAME_REFUSAL)
     clean = text.clean_label("organization name", name)
     old = account.name
     if clean != old:

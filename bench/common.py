@@ -115,6 +115,31 @@ def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Can
     return search.nearest(candidates, vector, backend.model_id, limit)
 
 
+def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str, limit: int) -> list[Candidate]:
+    """The dense ranker as it was before ``search.nearest`` became one round trip: the same query
+    through the ORM in an ``atomic`` block after two ``SET LOCAL`` (five statements). The
+    reference of ``bench/hotpaths.py`` and ``tests/memories/test_nearest_round_trip.py``."""
+    from django.db import connection, transaction
+    from django.db.models.functions import Cast
+    from pgvector.django import CosineDistance, VectorField
+
+    from memories import search
+
+    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
+    ranked = (
+        candidates.filter(embedding_model=model_id)
+        .annotate(distance=CosineDistance(as_typed, vector))
+        .order_by("distance")
+        .values_list("id", "distance", "created_at")[:limit]
+    )
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
+        rows = list(ranked)
+    return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
+
+
 @dataclass(frozen=True)
 class Tenant:
     api_key: str
@@ -139,6 +164,59 @@ def bench_tenant(project_name: str) -> Tenant:
     project, _ = services.project_get_or_create(account=account, name=project_name, actor=user)
     issued = services.api_key_create(user=user, project=project, name="bench", device_label="bench")
     return Tenant(api_key=issued.raw, project_id=str(project.id), tenant_id=account.tenant_id)
+
+
+def load_target(tenant: Tenant, workspace: str) -> tuple[Any, Any, Any]:
+    """What a bulk loader writes into: ``tenant``'s project, its ``workspace`` (created when
+    missing) and its newest key (the records' author and key)."""
+    from accounts.models import ApiKey, Project, Workspace
+
+    project = Project.objects.select_related("account").get(id=tenant.project_id)
+    key = ApiKey.objects.select_related("user").filter(project=project).order_by("-id").first()
+    assert key is not None
+    ws, _ = Workspace.objects.get_or_create(project=project, name=workspace)
+    return project, ws, key
+
+
+def insert_archived(
+    target: tuple[Any, Any, Any],
+    rows: Sequence[tuple[str, Sequence[float]]],
+    *,
+    model_id: str,
+    source: str,
+    first: int,
+    batch_size: int,
+) -> None:
+    """Bench-only: insert ``rows`` (content, vector) into ``target`` (``load_target``) with the
+    fields ``remember`` writes, already archived; every 50 records share a source id
+    (``source/<n>``, counting from the ``first`` record)."""
+    from django.utils import timezone
+
+    from memories.models import Memory
+
+    project, ws, key = target
+    now = timezone.now()
+    Memory.objects.bulk_create(
+        [
+            Memory(
+                account=project.account,
+                project=project,
+                workspace=ws,
+                content=content,
+                source="agent",
+                source_id=f"{source}/{(first + i) // 50}",
+                author=key.user,
+                api_key=key,
+                device_label=key.device_label,
+                embedding=vector,
+                embedding_model=model_id,
+                archived_at=now,
+                occurred_at=now,
+            )
+            for i, (content, vector) in enumerate(rows)
+        ],
+        batch_size=batch_size,
+    )
 
 
 def reset_memories() -> None:

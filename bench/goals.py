@@ -90,20 +90,13 @@ def _sentence_vectors(texts: latency.Texts, data_dir: Path) -> np.ndarray:
 def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> float:
     """Add ``count`` records to the ``default`` workspace of ``tenant``'s project (fields as
     ``remember`` writes them, archived); returns the seconds taken."""
-    from django.utils import timezone
-
-    from accounts.models import ApiKey, Project, Workspace
     from memories.embeddings import get_backend
-    from memories.models import Memory
 
     started = time.perf_counter()
     texts = latency.Texts(seed=int(time.time()))
     pool = _sentence_vectors(texts, data_dir)
     model_id = get_backend("use").model_id
-    project = Project.objects.select_related("account").get(id=tenant.project_id)
-    key = ApiKey.objects.select_related("user").filter(project=project).order_by("-id").first()
-    assert key is not None
-    ws, _ = Workspace.objects.get_or_create(project=project, name="default")
+    target = common.load_target(tenant, "default")
     rng = random.Random(count)
     done = 0
     while done < count:
@@ -111,26 +104,15 @@ def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> float:
         pairs = [rng.sample(range(len(texts.pool)), 2) for _ in range(n)]
         summed = pool[[a for a, _ in pairs]] + pool[[b for _, b in pairs]]
         summed /= np.linalg.norm(summed, axis=1, keepdims=True)
-        now = timezone.now()
-        Memory.objects.bulk_create(
+        common.insert_archived(
+            target,
             [
-                Memory(
-                    account=project.account,
-                    project=project,
-                    workspace=ws,
-                    content=f"{texts.pool[a]} {texts.pool[b]}",
-                    source="agent",
-                    source_id=f"goals/{(done + i) // 50}",
-                    author=key.user,
-                    api_key=key,
-                    device_label=key.device_label,
-                    embedding=vector.tolist(),
-                    embedding_model=model_id,
-                    archived_at=now,
-                    occurred_at=now,
-                )
-                for i, ((a, b), vector) in enumerate(zip(pairs, summed, strict=True))
+                (f"{texts.pool[a]} {texts.pool[b]}", vector.tolist())
+                for (a, b), vector in zip(pairs, summed, strict=True)
             ],
+            model_id=model_id,
+            source="goals",
+            first=done,
             batch_size=1000,
         )
         done += n

@@ -24,35 +24,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common, latency
 from bench.common import log, markdown_table
-
-
-def orm_nearest(candidates: Any, vector: list[float], model_id: str, limit: int) -> list[Any]:
-    """The dense ranker as it was before the single round trip."""
-    from django.db import connection, transaction
-    from django.db.models.functions import Cast
-    from pgvector.django import CosineDistance, VectorField
-
-    from memories import search
-
-    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
-    ranked = (
-        candidates.filter(embedding_model=model_id)
-        .annotate(distance=CosineDistance(as_typed, vector))
-        .order_by("distance")
-        .values_list("id", "distance", "created_at")[:limit]
-    )
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
-        rows = list(ranked)
-    return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 
 
 def interleaved(ops: dict[str, Callable[[], object]], calls: int) -> dict[str, dict[str, float]]:
@@ -105,7 +81,7 @@ def main() -> None:
         return search.nearest(qs, *next_vector(), 50)
 
     def old() -> object:
-        return orm_nearest(qs, *next_vector(), 50)
+        return common.orm_nearest(qs, *next_vector(), 50)
 
     ids = [str(c.id) for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))

@@ -89,18 +89,13 @@ def bulk_load(
     """Bench-only: add ``count`` records to ``workspace`` with the fields ``remember`` writes
     (vectors from ``backend_name`` in batches; ``archived_at`` set, as after the archivist).
     Returns the growth curve: rows per second of each chunk against the table's size."""
-    from django.utils import timezone
-
-    from accounts.models import ApiKey, Project, Workspace
     from memories.embeddings import get_backend
     from memories.models import Memory
     from memories.vectors import MAX_EMBEDDED_CHARS
 
     backend = get_backend(backend_name)
-    project = Project.objects.select_related("account").get(id=tenant.project_id)
-    key = ApiKey.objects.select_related("user").filter(project=project).order_by("-id").first()
-    assert key is not None
-    ws, _ = Workspace.objects.get_or_create(project=project, name=workspace)
+    target = common.load_target(tenant, workspace)
+    project = target[0]
     curve: list[dict[str, float]] = []
     done = 0
     while done < count:
@@ -117,26 +112,12 @@ def bulk_load(
             ):
                 vectors[j] = vector
         embedded = time.perf_counter()
-        now = timezone.now()
-        Memory.objects.bulk_create(
-            [
-                Memory(
-                    account=project.account,
-                    project=project,
-                    workspace=ws,
-                    content=text,
-                    source="agent",
-                    source_id=f"bench/{(done + i) // 50}",
-                    author=key.user,
-                    api_key=key,
-                    device_label=key.device_label,
-                    embedding=vector,
-                    embedding_model=backend.model_id,
-                    archived_at=now,
-                    occurred_at=now,
-                )
-                for i, (text, vector) in enumerate(zip(batch, vectors, strict=True))
-            ],
+        common.insert_archived(
+            target,
+            list(zip(batch, vectors, strict=True)),
+            model_id=backend.model_id,
+            source="bench",
+            first=done,
             batch_size=500,
         )
         inserted = time.perf_counter()

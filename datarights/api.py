@@ -13,8 +13,8 @@ from rest_framework.response import Response
 
 from datarights import export, restore
 from memories.api.views import ApiView, principal_of
+from mmw import streaming
 from mmw.errors import InvalidInput
-from mmw.streaming import as_async
 
 SCOPES = ("project", "account")
 
@@ -46,6 +46,4 @@ def export_response(scope: export.ExportScope) -> StreamingHttpResponse:
     """The export as a gzip attachment, streamed (REST and the dashboard alike)."""
     now = timezone.now()
     chunks = export.gzip_chunks(export.export_lines(scope, now=now))
-    response = StreamingHttpResponse(as_async(chunks), content_type="application/gzip")
-    response["Content-Disposition"] = f'attachment; filename="{export.export_filename(scope, now)}"'
-    return response
+    return streaming.download(chunks, content_type="application/gzip", filename=export.export_filename(scope, now))

@@ -443,7 +443,7 @@ class _Importer:
                 archived_at=t(get(line, "archived_at"), "archived_at"),
             )
         if not get(line, "forgotten"):
-            _screen(number, memory, project.guard_secrets_mode)
+            _screen(number, memory, record_rules.SCREENED_FIELDS, project.guard_secrets_mode)
         self._check(
             number,
             memory,
@@ -490,25 +490,39 @@ class _Importer:
         self._insert(MemoryRelation, new, "relation")
 
     def _sessions(self, rows: list[tuple[int, fmt.Line]]) -> None:
+        self._authored(rows, Session, "session", "session", fmt.session_line, self._new_session)
+
+    def _authored(
+        self,
+        rows: list[tuple[int, fmt.Line]],
+        model: type[Session] | type[Entry],
+        kind: str,
+        noun: str,
+        line_of: Callable[..., fmt.Line],
+        build: Callable[[int, fmt.Line, Project], Any],
+    ) -> None:
+        """Rows that keep their ids and their author (sessions, ledger entries): one already here
+        in this project with the same line (``line_of``) is unchanged, with another a collision,
+        as is one in another project; the rest are built (``build``) and inserted, an author who
+        is not a user here kept as a label."""
         ids = _uuids(str(get(line, "id")) for _, line in rows)
-        found = {str(s.pk): s for s in Session.objects.filter(pk__in=ids).select_related("author")}
-        labels = dict(AuthorLabel.objects.filter(kind="session", object_id__in=found).values_list("object_id", "email"))
-        new: list[tuple[Session, object]] = []
+        found = {str(o.pk): o for o in model.objects.filter(pk__in=ids).select_related("author")}
+        labels = dict(AuthorLabel.objects.filter(kind=kind, object_id__in=found).values_list("object_id", "email"))
+        new: list[tuple[Any, object]] = []
         for number, line in rows:
             line = self._mapped(line)
             project = self._project_of(number, line)
             existing = found.get(str(get(line, "id")))
             if existing is not None:
                 if existing.project_id != project.pk:
-                    self._collide(number, f"session {existing.pk} exists in another project")
+                    self._collide(number, f"{noun} {existing.pk} exists in another project")
                     continue
                 author = existing.author.email if existing.author else labels.get(str(existing.pk))
-                self._same(number, "session", f"session {existing.pk}", fmt.session_line(existing, author=author), line)
+                self._same(number, kind, f"{noun} {existing.pk}", line_of(existing, author=author), line)
                 continue
-            session = self._new_session(number, line, project)
-            new.append((session, get(line, "author")))
-        self._labels("session", [(s.pk, email) for s, email in new if s.author_id is None])
-        self._insert(Session, [s for s, _ in new], "session")
+            new.append((build(number, line, project), get(line, "author")))
+        self._labels(kind, [(o.pk, email) for o, email in new if o.author_id is None])
+        self._insert(model, [o for o, _ in new], kind)
 
     def _new_session(self, number: int, line: fmt.Line, project: Project) -> Session:
         t = parse_time
@@ -580,27 +594,7 @@ class _Importer:
         updated (the ledger is append-only), so an import only ever adds."""
         if not self.ledger_allowed:
             raise Forbidden("403 Forbidden: key lacks ledger:write")
-        ids = _uuids(str(get(line, "id")) for _, line in rows)
-        found = {str(e.pk): e for e in Entry.objects.filter(pk__in=ids).select_related("author")}
-        labels = dict(
-            AuthorLabel.objects.filter(kind="ledger_entry", object_id__in=found).values_list("object_id", "email")
-        )
-        new: list[tuple[Entry, object]] = []
-        for number, line in rows:
-            line = self._mapped(line)
-            project = self._project_of(number, line)
-            existing = found.get(str(get(line, "id")))
-            if existing is not None:
-                if existing.project_id != project.pk:
-                    self._collide(number, f"ledger entry {existing.pk} exists in another project")
-                    continue
-                author = existing.author.email if existing.author else labels.get(str(existing.pk))
-                mine = fmt.ledger_entry_line(existing, author=author)
-                self._same(number, "ledger_entry", f"ledger entry {existing.pk}", mine, line)
-                continue
-            new.append((self._new_entry(number, line, project), get(line, "author")))
-        self._labels("ledger_entry", [(e.pk, email) for e, email in new if e.author_id is None])
-        self._insert(Entry, [e for e, _ in new], "ledger_entry")
+        self._authored(rows, Entry, "ledger_entry", "ledger entry", fmt.ledger_entry_line, self._new_entry)
 
     def _new_entry(self, number: int, line: fmt.Line, project: Project) -> Entry:
         t = parse_time
@@ -637,7 +631,7 @@ class _Importer:
             completes_due_at=t(get(line, "completes_due_at"), "completes_due_at"),
             created_at=t(get(line, "created_at"), "created_at"),
         )
-        _screen_entry(number, entry, project.guard_secrets_mode)
+        _screen(number, entry, ledger_services.SCREENED, project.guard_secrets_mode)
         self._check(number, entry, ["account", "project", "author", "api_key", "reverses", "completes"])
         return entry
 
@@ -695,29 +689,15 @@ def _actor(event: AuditEvent, labels: dict[str, str]) -> str | None:
     return event.actor_user.email if event.actor_user is not None else labels.get(str(event.pk))
 
 
-def _screen(number: int, memory: Memory, secrets_mode: str) -> None:
-    """Memory Guard over an imported record's text fields, as ``remember`` screens them: a file is
-    not trusted because it looks like an export. A record the Guard refuses, or would change (a
-    secret to redact), is refused with its line — an MMW export passes unchanged (redaction
-    markers are stable), so the round trip stays byte-identical."""
-    fields: dict[str, Any] = {name: getattr(memory, name) for name in record_rules.SCREENED_FIELDS}
-    fields["tags"] = list(memory.tags)
+def _screen(number: int, obj: Memory | Entry, fields: tuple[str, ...], secrets_mode: str) -> None:
+    """Memory Guard over an imported record's or entry's text ``fields``, as ``remember`` and
+    ``ledger_record`` screen them: a file is not trusted because it looks like an export. One the
+    Guard refuses, or would change (a secret to redact), is refused with its line — an MMW export
+    passes unchanged (redaction markers are stable), so the round trip stays byte-identical."""
+    values: dict[str, Any] = {name: getattr(obj, name) for name in fields}
+    values["tags"] = list(obj.tags)
     try:
-        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
-    except InvalidInput as exc:
-        raise InvalidInput(f"line {number}: {exc.message}") from None
-    if redactions:
-        rules = ", ".join(sorted({f"{r.field}: {r.rule_id}" for r in redactions}))
-        raise InvalidInput(f"line {number}: holds a secret Memory Guard redacts ({rules}); import refused")
-
-
-def _screen_entry(number: int, entry: Entry, secrets_mode: str) -> None:
-    """Memory Guard over an imported entry's text fields, as ``ledger_record`` screens them (card
-    numbers and IBANs redacted, poisoning refused): an MMW export passes unchanged."""
-    fields: dict[str, Any] = {name: getattr(entry, name) for name in ledger_services.SCREENED}
-    fields["tags"] = list(entry.tags)
-    try:
-        _, redactions = record_rules.guarded(fields, secrets_mode=secrets_mode)
+        _, redactions = record_rules.guarded(values, secrets_mode=secrets_mode)
     except InvalidInput as exc:
         raise InvalidInput(f"line {number}: {exc.message}") from None
     if redactions:

@@ -10,7 +10,6 @@ from typing_extensions import TypedDict
 from ledger.currencies import format_amount
 from ledger.models import Entry
 from memories.presenters import Author, ProjectEnvelope, author
-from mmw import csv_safe
 
 
 class EntryShape(TypedDict):
@@ -101,9 +100,9 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def csv_row(e: Entry, *, reversed_by: str | None = None) -> list[str]:
-    """One entry as a CSV row of ``CSV_COLUMNS`` (tags joined with ``;``), every cell escaped
-    (``mmw.csv_safe.cell``)."""
+def csv_row(e: Entry, *, reversed_by: str | None = None) -> list[object]:
+    """One entry as the values of a CSV row of ``CSV_COLUMNS`` (tags joined with ``;``), for
+    ``mmw.csv_safe.lines`` (which escapes every cell)."""
     shape = entry(e, reversed_by=reversed_by)
     values: dict[str, object] = {**shape, "tags": ";".join(shape["tags"]), "author": shape["author"]["user"]}
-    return [csv_safe.cell(values[name]) for name in CSV_COLUMNS]
+    return [values[name] for name in CSV_COLUMNS]

@@ -27,6 +27,7 @@ from memories import admission
 from memories.inputs import parse
 from memories.presenters import project_envelope
 from memories.record_rules import parse_time_filter
+from mmw import csv_safe
 from mmw.errors import InvalidInput
 
 UPCOMING_DEFAULT = timedelta(days=30)
@@ -81,21 +82,21 @@ def ledger_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> p
     }
 
 
-def ledger_rows(*, principal: Principal, payload: Mapping[str, Any] | None) -> Iterator[list[str]]:
-    """The CSV export of the entries ``ledger_list`` would page through with the same filters:
-    a header row, then one row per entry, newest first, read from the database in chunks (the
-    caller streams it). The checks (parameters, ``ledger:read``) run before the first row."""
+def ledger_rows(*, principal: Principal, payload: Mapping[str, Any] | None) -> Iterator[str]:
+    """The CSV export of the entries ``ledger_list`` would page through with the same filters, as
+    lines of CSV text (``mmw.csv_safe``: cells formula-escaped): a header, then one row per entry,
+    newest first, read from the database in chunks (the caller streams it). The checks
+    (parameters, ``ledger:read``) run before the first line."""
     values = parse(inputs.ROWS, payload)
     since, until = _times(values)
     _begin_read(principal)
     entries = _ordered(_filtered(principal, values, since, until)).annotate(
         reversal_id=Subquery(Entry.objects.filter(reverses=OuterRef("pk")).values("pk")[:1])
     )
-    return _rows(entries)
+    return csv_safe.lines(presenters.CSV_COLUMNS, _rows(entries))
 
 
-def _rows(entries: QuerySet[Entry]) -> Iterator[list[str]]:
-    yield list(presenters.CSV_COLUMNS)
+def _rows(entries: QuerySet[Entry]) -> Iterator[list[object]]:
     for e in entries.iterator(chunk_size=ROWS_CHUNK):
         yield presenters.csv_row(e, reversed_by=_str(getattr(e, "reversal_id", None)))
 

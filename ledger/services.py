@@ -115,7 +115,7 @@ def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         admitted.check_ledger_quota()
         created = _insert(principal, fields, digest)
         _audit(principal, "ledger.recorded", created)
-    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+    return _recorded(principal, admitted, created)
 
 
 def _insert(
@@ -164,40 +164,31 @@ def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -
     values = parse(inputs.REVERSE, payload)
     if not values["reason"].strip():
         raise InvalidInput("reason must not be empty")
-    screened = _screen(principal, {"counterparty": None, "category": None, "memo": values["reason"],
-                                   "reference": None, "tags": None})  # fmt: skip
+    memo = _screen_memo(principal, values["reason"])
     admitted = begin_write(principal)
     entry_id = _uuid(values["entry_id"])
     with transaction.atomic():
-        original = Entry.objects.visible_to(principal).select_for_update().filter(pk=entry_id).first()
-        if original is None:
-            raise NotFound("ledger entry not found")
+        original = _locked_visible(principal, entry_id)
         if original.reverses_id is not None:
             raise Conflict("409 Conflict: a reversal cannot itself be reversed")
         if Entry.objects.filter(reverses=original).exists():
             raise Conflict(ALREADY_REVERSED)
         admitted.check_ledger_quota()
-        fields = {
-            "kind": original.kind,
-            "amount": -original.amount,
-            "currency": original.currency,
-            "occurred_at": timezone.now() if original.kind == Kind.TRANSACTION else None,
-            "due_at": original.due_at,
-            "repeat": "",
-            "counterparty": original.counterparty,
-            "category": original.category,
-            "memo": screened["memo"].strip(),
-            "reference": None,
-            "tags": list(original.tags),
-            "visibility": original.visibility,
-        }
+        fields = _follow_up(
+            original,
+            kind=original.kind,
+            amount=-original.amount,
+            occurred_at=timezone.now() if original.kind == Kind.TRANSACTION else None,
+            due_at=original.due_at,
+            memo=memo,
+        )
         try:
             with transaction.atomic():
                 created = _insert(principal, fields, _digest(fields), reverses=original)
         except IntegrityError:
             raise Conflict(ALREADY_REVERSED) from None
         _audit(principal, "ledger.reversed", created)
-    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+    return _recorded(principal, admitted, created)
 
 
 def _uuid(value: str) -> uuid.UUID:
@@ -205,6 +196,41 @@ def _uuid(value: str) -> uuid.UUID:
         return uuid.UUID(value.strip())
     except ValueError:
         raise NotFound("ledger entry not found") from None
+
+
+def _screen_memo(principal: Principal, memo: str | None) -> str:
+    """A reversal's reason or a completion's memo through the Memory Guard, stripped."""
+    screened = _screen(principal, {"counterparty": None, "category": None, "memo": memo,
+                                   "reference": None, "tags": None})  # fmt: skip
+    return str(screened["memo"] or "").strip()
+
+
+def _locked_visible(principal: Principal, entry_id: uuid.UUID) -> Entry:
+    """The entry the caller can see, locked for the rest of the transaction; 404 otherwise."""
+    entry = Entry.objects.visible_to(principal).select_for_update().filter(pk=entry_id).first()
+    if entry is None:
+        raise NotFound("ledger entry not found")
+    return entry
+
+
+def _follow_up(original: Entry, **fields: Any) -> dict[str, Any]:
+    """The columns a reversal or a completion copies from the entry it follows (and no reference
+    or repeat of its own), with ``fields`` on top."""
+    copied = {
+        "currency": original.currency,
+        "repeat": "",
+        "counterparty": original.counterparty,
+        "category": original.category,
+        "reference": None,
+        "tags": list(original.tags),
+        "visibility": original.visibility,
+    }
+    return {**copied, **fields}
+
+
+def _recorded(principal: Principal, admitted: admission.Admission, entry: Entry) -> presenters.Recorded:
+    """A new entry's answer (never a replay)."""
+    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(entry), "replayed": False}
 
 
 def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
@@ -215,37 +241,28 @@ def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) 
     a completed occurrence leaves ``ledger_upcoming`` and the due-reminder e-mails."""
     values = parse(inputs.COMPLETE, payload)
     now = timezone.now()
-    screened = _screen(principal, {"counterparty": None, "category": None, "memo": values["memo"],
-                                   "reference": None, "tags": None})  # fmt: skip
+    memo = _screen_memo(principal, values["memo"])
     due = parse_time_filter("due_at", values["due_at"]) if values["due_at"] is not None else None
     occurred = parse_occurred_at(values["occurred_at"], now=now) if values["occurred_at"] is not None else now
     admitted = begin_write(principal)
     entry_id = _uuid(values["entry_id"])
     with transaction.atomic():
-        reminder = Entry.objects.visible_to(principal).select_for_update().filter(pk=entry_id).first()
-        if reminder is None:
-            raise NotFound("ledger entry not found")
+        reminder = _locked_visible(principal, entry_id)
         if reminder.kind != Kind.REMINDER or reminder.reverses_id is not None:
             raise Conflict(NOT_A_REMINDER)
         if Entry.objects.filter(reverses=reminder).exists():
             raise Conflict(CANCELLED)
         at = _occurrence(reminder, due, now)
         admitted.check_ledger_quota()
-        fields = {
-            "kind": Kind.TRANSACTION,
-            "amount": reminder.amount,
-            "currency": reminder.currency,
-            "occurred_at": occurred,
-            "repeat": "",
-            "counterparty": reminder.counterparty,
-            "category": reminder.category,
-            "memo": (screened["memo"] or "").strip(),
-            "reference": None,
-            "tags": list(reminder.tags),
-            "visibility": reminder.visibility,
-            "completes": reminder,
-            "completes_due_at": at,
-        }
+        fields = _follow_up(
+            reminder,
+            kind=Kind.TRANSACTION,
+            amount=reminder.amount,
+            occurred_at=occurred,
+            memo=memo,
+            completes=reminder,
+            completes_due_at=at,
+        )
         try:
             with transaction.atomic():
                 digest = _digest({**fields, "completes": str(reminder.pk)})
@@ -253,7 +270,7 @@ def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) 
         except IntegrityError:
             raise Conflict(ALREADY_COMPLETED) from None
         _audit(principal, "ledger.completed", created)
-    return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(created), "replayed": False}
+    return _recorded(principal, admitted, created)
 
 
 def _occurrence(reminder: Entry, due: datetime | None, now: datetime) -> datetime:

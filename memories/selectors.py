@@ -136,6 +136,21 @@ LIST_ORDERS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _listing(
+    principal: Principal, payload: Mapping[str, Any] | None, status: str | None, order: str
+) -> QuerySet[Memory]:
+    """The browser's listing before paging: ``status`` and ``order`` checked, the read admitted,
+    ``payload`` parsed (``inputs.LIST``), the caller's live records in ``order``."""
+    if status is not None and status not in LISTABLE_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(LISTABLE_STATUSES)}")
+    if order not in LIST_ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}")
+    begin_read(principal)
+    v = inputs.parse(inputs.LIST, payload)
+    qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    return qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
+
+
 def memory_list(
     *,
     principal: Principal,
@@ -150,14 +165,7 @@ def memory_list(
     bounded as every surface's input is; drawn from ``memory_queryset`` like search. ``status``
     (``conflict`` or ``stale``, the triage view) keeps only records with that status now, found
     among the newest ``STATUS_SCAN`` records that can have one. ``order``: a key of ``LIST_ORDERS``."""
-    if status is not None and status not in LISTABLE_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(LISTABLE_STATUSES)}")
-    if order not in LIST_ORDERS:
-        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}")
-    begin_read(principal)
-    v = inputs.parse(inputs.LIST, payload)
-    qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
-    ordered = qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
+    ordered = _listing(principal, payload, status, order)
     rows: QuerySet[Memory] | list[Memory] = ordered if status is None else _with_status(principal, ordered, status)
     current = Paginator(rows, per_page).get_page(page)
     return MemoryPage(current, present(principal, list(current.object_list)))
@@ -180,14 +188,7 @@ def memory_export(
     filters, status and order), at most ``EXPORT_MAX``, presented ``EXPORT_CHUNK`` at a time for
     a streamed download. The arguments are checked (and the read admitted) before the first
     record is yielded, so a bad filter raises here, not halfway through a response."""
-    if status is not None and status not in LISTABLE_STATUSES:
-        raise InvalidInput(f"status must be one of {', '.join(LISTABLE_STATUSES)}")
-    if order not in LIST_ORDERS:
-        raise InvalidInput(f"order must be one of {', '.join(LIST_ORDERS)}")
-    begin_read(principal)
-    v = inputs.parse(inputs.LIST, payload)
-    qs = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
-    ordered = qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
+    ordered = _listing(principal, payload, status, order)
     if status is not None:
         ordered = ordered.filter(id__in=[r.id for r in _with_status(principal, ordered, status)])
     ids = list(ordered.values_list("id", flat=True)[:EXPORT_MAX])

@@ -1,18 +1,20 @@
-"""Streaming answers shared by the data export and the ledger's CSV (ground floor: no app).
+"""Streamed downloads, shared by the data export, the memory browser's export, the audit log's
+CSV and the ledger's CSV (ground floor: no app).
 
-``as_async`` serves a synchronous generator chunk by chunk under ASGI (Django would otherwise read
-all of it into a list first); ``csv_chunks`` renders rows as CSV bytes a few hundred rows at a
-time."""
+``download`` is the one way a surface answers with a file: text lines, batched into UTF-8 chunks,
+served through ``as_async`` — under ASGI Django reads a synchronous iterator whole into memory
+before sending it (``StreamingHttpResponse`` "must consume synchronous iterators"), so every
+download goes through the asynchronous one; ``Content-Disposition`` names the file and
+``Cache-Control: no-store`` keeps it out of shared caches."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import AsyncIterator, Iterable, Iterator
 
 from asgiref.sync import sync_to_async
+from django.http import StreamingHttpResponse
 
-CSV_ROWS_PER_CHUNK = 500
+LINES_PER_CHUNK = 500
 
 
 async def as_async(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
@@ -23,16 +25,22 @@ async def as_async(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
         yield chunk
 
 
-def csv_chunks(rows: Iterable[list[str]]) -> Iterator[bytes]:
-    """``rows`` as UTF-8 CSV (RFC 4180 quoting, CRLF line ends), in chunks of rows. Cells are
-    written as given: escaping them for spreadsheets is the presenter's job."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    for n, row in enumerate(rows, start=1):
-        writer.writerow(row)
-        if n % CSV_ROWS_PER_CHUNK == 0:
-            yield buffer.getvalue().encode("utf-8")
-            buffer.seek(0)
-            buffer.truncate()
-    if buffer.tell():
-        yield buffer.getvalue().encode("utf-8")
+def encoded(lines: Iterable[str], per_chunk: int = LINES_PER_CHUNK) -> Iterator[bytes]:
+    """``lines`` as UTF-8, ``per_chunk`` lines to a chunk (never an empty chunk: it would end
+    ``as_async``)."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= per_chunk:
+            yield "".join(batch).encode("utf-8")
+            batch = []
+    if batch and (text := "".join(batch)):
+        yield text.encode("utf-8")
+
+
+def download(chunks: Iterator[bytes], *, content_type: str, filename: str) -> StreamingHttpResponse:
+    """``chunks`` (non-empty bytes) as a streamed attachment named ``filename``, not cached."""
+    response = StreamingHttpResponse(as_async(chunks), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "no-store"
+    return response

@@ -22,6 +22,7 @@ _M = TypeVar("_M", Membership, Department, Invitation)
 MANAGING_ROLES = (Membership.Role.OWNER, Membership.Role.ADMIN)
 AUDIT_PAGE_MAX = 500
 AUDIT_EXPORT_MAX = 50_000  # rows one CSV download of the audit log may hold
+AUDIT_REFUSAL = "only owners and admins can read the audit log"
 
 
 def active_membership(*, account: Account, user: User) -> Membership | None:
@@ -139,16 +140,17 @@ def audit_events_export(*, account: Account, actor: User, filters: AuditFilters 
 
 def audit_actions(*, account: Account, actor: User) -> list[str]:
     """The actions the account's log holds, sorted (the filter's choices)."""
-    acting_membership(account=account, user=actor, manage=True, refusal="only owners and admins can read the audit log")
+    acting_membership(account=account, user=actor, manage=True, refusal=AUDIT_REFUSAL)
     return sorted(set(AuditEvent.objects.filter(account=account).values_list("action", flat=True).distinct()))
 
 
 def _day_start(day: dt.date) -> dt.datetime:
+    """Midnight UTC starting ``day``."""
     return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
 
 
 def _audit_rows(*, account: Account, actor: User, filters: AuditFilters | None) -> QuerySet[AuditEvent]:
-    acting_membership(account=account, user=actor, manage=True, refusal="only owners and admins can read the audit log")
+    acting_membership(account=account, user=actor, manage=True, refusal=AUDIT_REFUSAL)
     rows = AuditEvent.objects.filter(account=account)
     f = filters or AuditFilters()
     if f.actor:
@@ -160,11 +162,9 @@ def _audit_rows(*, account: Account, actor: User, filters: AuditFilters | None) 
     if f.action:
         rows = rows.filter(action__startswith=f.action) if f.action.endswith(".") else rows.filter(action=f.action)
     if f.since is not None:
-        rows = rows.filter(created_at__gte=dt.datetime.combine(f.since, dt.time.min, tzinfo=dt.UTC))
+        rows = rows.filter(created_at__gte=_day_start(f.since))
     if f.until is not None:
-        rows = rows.filter(
-            created_at__lt=dt.datetime.combine(f.until + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
-        )
+        rows = rows.filter(created_at__lt=_day_start(f.until + dt.timedelta(days=1)))
     return rows.select_related("actor_user", "actor_key").order_by("-created_at", "-pk")
 
 

@@ -43,6 +43,15 @@ def page(
     return render(request, template, {**base, **context}, status=status)
 
 
+def query_without(request: HttpRequest, *names: str) -> str:
+    """The page's query string less ``names`` (``page`` for a pager's links; ``page`` and ``q``
+    for an export of the current filters)."""
+    query = request.GET.copy()
+    for name in names:
+        query.pop(name, None)
+    return query.urlencode()
+
+
 def raise_as_http(exc: MMWError) -> None:
     """Translate a domain error that is about access into the HTTP answer (404/403)."""
     if isinstance(exc, NotFound):

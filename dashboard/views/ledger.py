@@ -21,8 +21,8 @@ from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from ledger import inputs
 from ledger.selectors import ledger_balance, ledger_list, ledger_rows, ledger_upcoming
 from ledger.services import ledger_complete, ledger_reverse
+from mmw import streaming
 from mmw.errors import MMWError
-from mmw.streaming import as_async, csv_chunks
 
 PAGE_SIZE = 50
 FILTERS = ("kind", "currency", "category", "counterparty", "text", "since", "until")
@@ -89,10 +89,10 @@ def ledger_export(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse |
     except MMWError as exc:
         raise_as_http(exc)
         return HttpResponse(exc.message, status=400, content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(as_async(csv_chunks(rows)), content_type="text/csv; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-    response["Content-Disposition"] = f'attachment; filename="mmw-ledger-{project.pk}-{stamp}.csv"'
-    return response
+    return streaming.download(
+        streaming.encoded(rows), content_type="text/csv; charset=utf-8", filename=f"mmw-ledger-{project.pk}-{stamp}.csv"
+    )
 
 
 @login_required

@@ -8,22 +8,23 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
+from accounts.models import Account
 from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
 from dashboard.templatetags.mmw_dashboard import audit_target
-from dashboard.views.common import flash_error, page, raise_as_http, require_manager, user_of
-from mmw import csv_safe
+from dashboard.views.common import flash_error, page, query_without, raise_as_http, require_manager, user_of
+from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
 from orgs import services as org_services
-from orgs.models import Membership
+from orgs.models import Invitation, Membership
 
 
 def invitation_sent(issued: org_services.IssuedInvitation) -> str:
@@ -35,6 +36,22 @@ def invitation_sent(issued: org_services.IssuedInvitation) -> str:
     before = issued.replaced_roles[-1]
     change = f" (role {before} → {role})" if before != role else ""
     return f"Invitation sent to {email}; it replaces the pending one{change}, whose link no longer works."
+
+
+def _member_or_404(account: Account, membership_id: object) -> Membership:
+    """A membership of this account (``orgs.selectors.membership_of``); 404 otherwise."""
+    target = org_selectors.membership_of(account=account, membership_id=membership_id)
+    if target is None:
+        raise Http404("member not found")
+    return target
+
+
+def _invitation_or_404(account: Account, invitation_id: object) -> Invitation:
+    """An invitation of this account (``orgs.selectors.invitation_of``); 404 otherwise."""
+    invitation = org_selectors.invitation_of(account=account, invitation_id=invitation_id)
+    if invitation is None:
+        raise Http404("invitation not found")
+    return invitation
 
 
 @login_required
@@ -80,9 +97,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
 def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> HttpResponse:
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
-    target = org_selectors.membership_of(account=mine.account, membership_id=membership_id)
-    if target is None:
-        raise Http404("member not found")
+    target = _member_or_404(mine.account, membership_id)
     action = request.POST.get("action", "")
     try:
         if action == "role":
@@ -113,9 +128,7 @@ def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> H
 def invitation_revoke(request: HttpRequest, tenant_id: str, invitation_id: int) -> HttpResponse:
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
-    invitation = org_selectors.invitation_of(account=mine.account, invitation_id=invitation_id)
-    if invitation is None:
-        raise Http404("invitation not found")
+    invitation = _invitation_or_404(mine.account, invitation_id)
     try:
         org_services.invitation_revoke(invitation=invitation, actor=user)
     except MMWError as exc:
@@ -148,9 +161,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
                     org_services.department_delete(department=department, actor=user)
                     messages.success(request, f"Department {department.name} deleted.")
                 else:
-                    target = org_selectors.membership_of(account=account, membership_id=request.POST.get("member"))
-                    if target is None:
-                        raise Http404("member not found")
+                    target = _member_or_404(account, request.POST.get("member"))
                     change = (
                         org_services.department_member_add if action == "add" else org_services.department_member_remove
                     )
@@ -201,8 +212,6 @@ def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
         else []
     )
     current = Paginator(events, 50).get_page(request.GET.get("page") or 1)
-    query = request.GET.copy()
-    query.pop("page", None)
     return page(
         request,
         "dashboard/audit.html",
@@ -210,7 +219,7 @@ def audit(request: HttpRequest, tenant_id: str) -> HttpResponse:
         membership=membership,
         events=current,
         form=form,
-        query=query.urlencode(),
+        query=query_without(request, "page"),
         filtered=bool(filters and any(vars(filters).values())),
         actors=org_selectors.active_members(account=membership.account),
         status=200 if valid else 400,
@@ -242,11 +251,12 @@ def audit_csv(request: HttpRequest, tenant_id: str) -> HttpResponseBase:
         )
         for e in events
     )
-    response = StreamingHttpResponse(csv_safe.lines(AUDIT_CSV_HEADER, rows), content_type="text/csv; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="mmw-audit-{tenant_id}-{stamp}.csv"'
-    response["Cache-Control"] = "no-store"
-    return response
+    return streaming.download(
+        streaming.encoded(csv_safe.lines(AUDIT_CSV_HEADER, rows)),
+        content_type="text/csv; charset=utf-8",
+        filename=f"mmw-audit-{tenant_id}-{stamp}.csv",
+    )
 
 
 @login_required
@@ -254,9 +264,7 @@ def audit_csv(request: HttpRequest, tenant_id: str) -> HttpResponseBase:
 def invitation_resend(request: HttpRequest, tenant_id: str, invitation_id: int) -> HttpResponse:
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
-    invitation = org_selectors.invitation_of(account=mine.account, invitation_id=invitation_id)
-    if invitation is None:
-        raise Http404("invitation not found")
+    invitation = _invitation_or_404(mine.account, invitation_id)
     try:
         issued = org_services.invitation_resend(invitation=invitation, actor=user)
     except MMWError as exc:
@@ -293,9 +301,7 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
                     return redirect("dashboard:organization-settings", tenant_id=tenant_id)
             elif action == "transfer":
                 if transfer.is_valid():
-                    target = org_selectors.membership_of(account=account, membership_id=transfer.cleaned_data["to"])
-                    if target is None:
-                        raise Http404("member not found")
+                    target = _member_or_404(account, transfer.cleaned_data["to"])
                     org_services.ownership_transfer(account=account, actor=user, to=target)
                     messages.success(request, f"{target.user.email} is now an owner; you are an admin.")
                     return redirect("dashboard:organization-settings", tenant_id=tenant_id)

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -24,7 +24,7 @@ from dashboard import graph, selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
 from dashboard.templatetags.mmw_dashboard import relation_words
-from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from dashboard.views.common import flash_error, page, query_without, raise_as_http, user_of
 from memories import exports
 from memories import services as memory_services
 from memories.presenters import Record
@@ -38,6 +38,7 @@ from memories.selectors import (
     workspaces_with_counts,
 )
 from memories.services import memory_forget
+from mmw import streaming
 from mmw.errors import MMWError
 from orgs.models import Membership
 from orgs.selectors import active_members, memberships_among, project_access_of, project_members
@@ -98,8 +99,8 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         workspaces=workspaces_with_counts(principal),
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
-        pager_query=_without_page(request),
-        export_query=_export_query(request),
+        pager_query=query_without(request, "page"),
+        export_query=query_without(request, "page", "q"),
         filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         status=400 if error else 200,
@@ -128,26 +129,12 @@ def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> Ht
     except MMWError as exc:
         raise_as_http(exc)
         return HttpResponse(exc.message, status=400, content_type="text/plain")
-    response = StreamingHttpResponse(exports.lines(fmt, records), content_type=exports.FORMATS[fmt])
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="mmw-{slugify(project.name) or "project"}-{stamp}.{fmt}"'
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-def _without_page(request: HttpRequest) -> str:
-    """The browser's query (search words and every filter) without ``page``, for the pager's links."""
-    query = request.GET.copy()
-    query.pop("page", None)
-    return query.urlencode()
-
-
-def _export_query(request: HttpRequest) -> str:
-    """The browser's filters without the search words and the page, for the export links."""
-    query = request.GET.copy()
-    for name in ("page", "q"):
-        query.pop(name, None)
-    return query.urlencode()
+    return streaming.download(
+        streaming.encoded(exports.lines(fmt, records)),
+        content_type=exports.FORMATS[fmt],
+        filename=f"mmw-{slugify(project.name) or 'project'}-{stamp}.{fmt}",
+    )
 
 
 def _narrowed(request: HttpRequest) -> bool:

@@ -143,6 +143,10 @@ def _items(answer: Mapping[str, Any]) -> list[presenters.Record]:
 
 
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# A write that adds (a record, a ledger entry): repeating it adds again.
+_APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# A write that forgets: repeating it changes nothing more.
+_ERASE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -151,7 +155,7 @@ SPECS: tuple[ToolSpec, ...] = (
         inputs.REMEMBER,
         descriptions.REMEMBER,
         _remember,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _APPEND,
         presenters.Remembered,
     ),
     ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ, presenters.Found, _results),
@@ -161,7 +165,7 @@ SPECS: tuple[ToolSpec, ...] = (
         inputs.FORGET,
         descriptions.FORGET,
         _forget,
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+        _ERASE,
         presenters.ForgottenOne | presenters.ForgottenSource,
     ),
     ToolSpec(
@@ -217,7 +221,7 @@ SPECS: tuple[ToolSpec, ...] = (
         session_inputs.FORGET_SESSION,
         descriptions.FORGET_SESSION,
         _forget_session,
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+        _ERASE,
         session_presenters.SessionForgotten,
     ),
     ToolSpec(
@@ -226,7 +230,7 @@ SPECS: tuple[ToolSpec, ...] = (
         ledger_inputs.RECORD,
         descriptions.LEDGER_RECORD,
         _ledger_record,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _APPEND,
         ledger_presenters.Recorded,
         scope=SCOPE_LEDGER_WRITE,
     ),
@@ -256,7 +260,7 @@ SPECS: tuple[ToolSpec, ...] = (
         ledger_inputs.REVERSE,
         descriptions.LEDGER_REVERSE,
         _ledger_reverse,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _APPEND,
         ledger_presenters.Recorded,
         scope=SCOPE_LEDGER_WRITE,
     ),
@@ -276,7 +280,7 @@ SPECS: tuple[ToolSpec, ...] = (
         ledger_inputs.COMPLETE,
         descriptions.LEDGER_COMPLETE,
         _ledger_complete,
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _APPEND,
         ledger_presenters.Recorded,
         scope=SCOPE_LEDGER_WRITE,
     ),

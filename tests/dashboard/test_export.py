@@ -30,8 +30,7 @@ def remember(actor: Actor, content: str, **extra: Any) -> str:
 def download(actor: Actor, fmt: str, **params: str) -> tuple[Any, str]:
     url = reverse("dashboard:memories-export", args=[actor.project.pk, fmt])
     response = client_for(actor.user).get(url, params)
-    streamed = getattr(response, "streaming_content", None)
-    body = b"".join(streamed).decode() if streamed is not None else response.content.decode()
+    body = b"".join(response).decode() if response.streaming else response.content.decode()
     return response, body
 
 
@@ -47,6 +46,9 @@ def test_csv_streams_the_filtered_records_formula_escaped(tenancy: Tenancy) -> N
     response, body = download(tenancy.alice, "csv", tags="ops", workspace="*")
     assert response.status_code == 200
     assert response.streaming
+    # Served by ASGI (uvicorn): a synchronous iterator would be read whole into memory first.
+    assert response.is_async
+    assert response["Cache-Control"] == "no-store"
     assert response["Content-Type"].startswith("text/csv")
     assert "attachment;" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(body)))

@@ -36,6 +36,8 @@ def export(client: Client, project: Any, **query: str) -> list[list[str]]:
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response.streaming
+    assert getattr(response, "is_async", False)
+    assert response["Cache-Control"] == "no-store"
     body = b"".join(response).decode()
     return list(csv.reader(io.StringIO(body)))
 

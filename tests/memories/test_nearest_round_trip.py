@@ -1,6 +1,6 @@
 """``search.nearest`` (the dense ranker) in one round trip: its answers are those of the ORM ranker
-it replaced (the same query in an ``atomic`` block after two ``SET LOCAL``, kept below as the
-reference), it sends one statement, and its HNSW settings end with that statement.
+it replaced (the same query in an ``atomic`` block after two ``SET LOCAL``: ``bench.common.orm_nearest``,
+the reference), it sends one statement, and its HNSW settings end with that statement.
 
 It relies on Django's default client-side binding (psycopg's ``ClientCursor`` sends the three
 statements as one simple query); ``OPTIONS["server_side_binding"] = True`` would make PostgreSQL
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from pgvector.django import CosineDistance, VectorField
 
 from accounts.keys import resolve_key
+from bench.common import orm_nearest
 from memories import search, selectors, vectors
 from memories.models import Memory
 from tests.conftest import Tenancy
@@ -35,25 +35,6 @@ TEXTS = [
     "The release train leaves every Thursday at noon.",
 ]
 QUERIES = ["when are backups deleted", "which database does staging use", "release schedule", "vite"]
-
-
-def reference_nearest(candidates: Any, vector: list[float], model_id: str, limit: int) -> list[search.Candidate]:
-    """The ORM ranker before the single round trip (five statements)."""
-    from django.db.models.functions import Cast
-
-    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
-    ranked = (
-        candidates.filter(embedding_model=model_id)
-        .annotate(distance=CosineDistance(as_typed, vector))
-        .order_by("distance")
-        .values_list("id", "distance", "created_at")[:limit]
-    )
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
-        rows = list(ranked)
-    return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 
 
 def scoped(tenancy: Tenancy) -> Any:
@@ -79,7 +60,7 @@ def test_same_answers_as_the_orm_ranker(tenancy: Tenancy) -> None:
         vector, model_id = embedded(query)
         for limit in (1, 3, 50):
             got = search.nearest(qs, vector, model_id, limit)
-            want = reference_nearest(qs, vector, model_id, limit)
+            want = orm_nearest(qs, vector, model_id, limit)
             assert [(c.id, c.created_at) for c in got] == [(c.id, c.created_at) for c in want]
             assert [c.score for c in got] == pytest.approx([c.score for c in want], abs=1e-9)
             assert len(got) == min(limit, len(TEXTS))
