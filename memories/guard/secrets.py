@@ -105,11 +105,17 @@ def vendor_tokens(views: Views) -> Iterator[Span]:
 
 # --- PEM private keys -------------------------------------------------------------------------
 
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_HEADER = r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+_PEM_BEGIN = re.compile(_PEM_HEADER)
 _PEM_BODY = re.compile(
     r"(?:[ \t]*+(?:\r?\n|\\r?\\n)[ \t]*+(?:[A-Za-z0-9+/=]{16,}+|(?:Proc-Type|DEK-Info|Comment): [^\n]{1,200}))*+"
 )
-_PEM_INNER = re.compile(r"(?:[\sA-Za-z0-9+/=\"',]|\\r|\\n|(?:Proc-Type|DEK-Info|Comment|Version):[^\n]{0,200})*+")
+# A block's inside: base64, headers, escaped newlines -- and another BEGIN header (a key pasted
+# twice): the outer header then claims the whole block, as a second pass (where the inner block's
+# marker is blanked) would, so screening stays idempotent.
+_PEM_INNER = re.compile(
+    r"(?:[\sA-Za-z0-9+/=\"',]|\\r|\\n|(?:Proc-Type|DEK-Info|Comment|Version):[^\n]{0,200}|" + _PEM_HEADER + r")*+"
+)
 _PEM_MAX = 16_384
 
 

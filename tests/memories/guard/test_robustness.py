@@ -9,7 +9,7 @@ import random
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memories.guard import GuardRejection, ScreenResult, screen_text
@@ -102,6 +102,12 @@ def _screen_or_refuse(text: str) -> ScreenResult | None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(_texts)
+# Found by this test in a full run (2026-12-03): a PEM header inside another's block was redacted
+# from the inner header, and the second pass, seeing a blanked marker there, took the outer one.
+@example("-----BEGIN PRIVATE KEY----------BEGIN PRIVATE KEY----------END -----END -----END ")
+@example(
+    "-----BEGIN RSA PRIVATE KEY-----A-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----"
+)
 def test_any_input_is_screened_or_refused_and_a_second_pass_changes_nothing(text):
     result = _screen_or_refuse(text)
     if result is not None:
