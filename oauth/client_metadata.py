@@ -9,7 +9,10 @@ is exactly the URL, ``redirect_uris`` under the registration rules (``oauth.serv
 public client (``token_endpoint_auth_method`` ``none``, no ``client_secret``). The result is
 stored as a ``Client`` row (``metadata_document``) that serves as the cache for
 ``MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS``; after that the next use fetches again, and a
-document that has gone or no longer passes stops the client.
+document that has gone or no longer passes stops the client. A URL that fails is remembered
+(Django's cache, ``FAILURE_CACHE_SECONDS``) with its reason, so repeating it fetches nothing: an
+unauthenticated caller cannot make MMW fetch the same bad URL over and over (``oauth.endpoints``
+also bounds how many metadata-document authorizations one address may start per minute).
 
 Test allowances, off by default: ``MMW_OAUTH_CLIENT_METADATA_ALLOW_HTTP`` (http URLs),
 ``MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS`` (addresses otherwise refused, such as loopback),
@@ -25,14 +28,17 @@ from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 
 from datarights import outbound
 from mmw.errors import InvalidInput
+from mmw.text import sha256_hex
 from oauth import services
 from oauth.models import MAX_CLIENT_ID, Client
 
 MAX_BYTES = 5 * 1024
+FAILURE_CACHE_SECONDS = 60
 TIMEOUT_SECONDS = 5.0
 HEADERS = {"Accept": "application/json", "User-Agent": "MMW-OAuth/1"}
 PUBLIC_METHODS = ("none",)
@@ -83,10 +89,17 @@ def resolve(client_id: str, *, now: datetime | None = None) -> Client:
         return cached
     if cached is None and Client.objects.filter(client_id=client_id).exists():
         raise InvalidInput("this client ID is taken by a registered client")
-    document = fetch(client_id)
-    info = client_input(client_id, document)
-    may_add = Client.objects.count() < settings.MMW_OAUTH_MAX_CLIENTS
-    return services.client_store_metadata_document(info=info, fetched_at=now, may_add=may_add)
+    failure_key = "oauth-cimd-failed:" + sha256_hex(client_id)
+    failed = cache.get(failure_key)
+    if isinstance(failed, str):
+        raise InvalidInput(failed)
+    try:
+        info = client_input(client_id, fetch(client_id))
+        may_add = Client.objects.count() < settings.MMW_OAUTH_MAX_CLIENTS
+        return services.client_store_metadata_document(info=info, fetched_at=now, may_add=may_add)
+    except InvalidInput as exc:  # the document, or what it asks to register, does not pass
+        cache.set(failure_key, exc.message, FAILURE_CACHE_SECONDS)
+        raise
 
 
 def fetch(url: str) -> dict[str, Any]:

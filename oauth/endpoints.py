@@ -124,6 +124,26 @@ TOO_MANY_REGISTRATIONS = "too many client registrations from this address, retry
 TOO_MANY_CLIENTS = services.TOO_MANY_CLIENTS
 
 
+TOO_MANY_METADATA_AUTHORIZATIONS = (
+    "too many authorizations by client metadata document from this address, retry in a minute"
+)
+
+
+def metadata_authorization_refusal(address: str) -> JSONResponse | None:
+    """The 429 an authorization naming a metadata-document ``client_id`` gets when ``address``
+    has started more than ``MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE`` this minute
+    (each may make MMW fetch a URL the caller chose), or ``None``."""
+    now = counters.now()
+    window = int(now // 60)
+    if (
+        counters.hit(f"oauth-cimd:{address}:{window}", ttl=60)
+        > settings.MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE
+    ):
+        body = {"error": "invalid_request", "error_description": TOO_MANY_METADATA_AUTHORIZATIONS}
+        return JSONResponse(body, status_code=429, headers={"Retry-After": str(max(1, int((window + 1) * 60 - now)))})
+    return None
+
+
 def registration_refusal(address: str) -> JSONResponse | None:
     """The 429 or 503 answer a registration from ``address`` gets now, or ``None`` to let it in."""
     now = counters.now()
@@ -187,6 +207,10 @@ async def _metadata_document_refusal(request: Request) -> Response | None:
     client_id = params.get("client_id")
     if not isinstance(client_id, str) or not client_metadata.is_metadata_url(client_id):
         return None
+    address = request.client.host if request.client else "unknown"
+    limited = await run_sync(metadata_authorization_refusal, address)
+    if limited is not None:
+        return limited
     try:
         await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
     except MMWError as exc:

@@ -45,6 +45,11 @@ MMW_OAUTH_ABANDONED_CLIENT_DAYS = env_int("MMW_OAUTH_ABANDONED_CLIENT_DAYS", 7, 
 # the allowances below are for tests and private deployments, off by default (https to public
 # addresses only, the system's CAs).
 MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS = env_int("MMW_OAUTH_CLIENT_METADATA_CACHE_SECONDS", 300, minimum=0)
+# Authorizations naming a client metadata document (each may fetch a URL the caller chose) one
+# client address may start per minute (429 beyond).
+MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE = env_int(
+    "MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE", 30, minimum=1
+)
 MMW_OAUTH_CLIENT_METADATA_ALLOW_HTTP = env_bool("MMW_OAUTH_CLIENT_METADATA_ALLOW_HTTP", False)
 MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS = env_list("MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS", [])
 MMW_OAUTH_CLIENT_METADATA_CA_FILE = env_str("MMW_OAUTH_CLIENT_METADATA_CA_FILE", "")

@@ -22,9 +22,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from django.core.cache import cache
 
 from datarights import outbound
 from mmw.errors import InvalidInput
+from mmw.text import sha256_hex
 from oauth import client_metadata
 from oauth.models import Client
 from tests import live
@@ -260,10 +262,39 @@ def test_a_redirect_to_loopback_is_refused(db: None, settings: Any) -> None:
             client_metadata.resolve(url)
         assert outer.hits == {"/client.json": 1}
         assert inner.hits == {}
-        # Allowed, the same redirect is followed and the document is the one at the end of it.
+        # Allowed, the same redirect is followed and the document is the one at the end of it
+        # (once the refusal, remembered for a minute, has expired).
         settings.MMW_OAUTH_CLIENT_METADATA_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+        cache.delete("oauth-cimd-failed:" + sha256_hex(url))
         assert client_metadata.resolve(url).client_id == url
         assert inner.hits == {"/client.json": 1}
     finally:
         inner.close()
         outer.close()
+
+
+def test_a_failing_document_is_not_fetched_again_for_a_minute(
+    db: None, allowed: DocServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unauthenticated caller chooses the URL: repeating a bad one must not make MMW fetch it
+    again and again (the refusal is remembered for ``FAILURE_CACHE_SECONDS``)."""
+    url = allowed.base + "/broken.json"
+    allowed.document("/broken.json", {}, status=404)
+    fetches: list[str] = []
+    real_fetch = client_metadata.fetch
+
+    def counted(u: str) -> dict[str, Any]:
+        fetches.append(u)
+        return real_fetch(u)
+
+    monkeypatch.setattr(client_metadata, "fetch", counted)
+    for _ in range(3):
+        with pytest.raises(InvalidInput, match="answered HTTP 404"):
+            client_metadata.resolve(url)
+    assert fetches == [url]
+    allowed.document("/broken.json", doc(url))  # fixed, but the refusal stands for the minute
+    with pytest.raises(InvalidInput, match="answered HTTP 404"):
+        client_metadata.resolve(url)
+    cache.delete("oauth-cimd-failed:" + sha256_hex(url))  # the minute has passed
+    assert client_metadata.resolve(url).client_id == url
+    assert fetches == [url, url]

@@ -51,6 +51,30 @@ def test_registrations_per_address_are_counted_per_clock_hour(
     assert post_register(live_server).status_code == 201
 
 
+def test_authorizations_by_metadata_document_are_bounded_per_address_per_minute(
+    live_server: LiveServer, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each such authorization may make MMW fetch a URL the caller chose: one address gets
+    ``MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE`` of them a minute, then 429."""
+    settings.PUBLIC_URL = live_server.url
+    settings.MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE = 2
+    minute = 8_000_000 * 60
+    monkeypatch.setattr(counters, "now", lambda: minute + 15.0)
+    params = {"client_id": "https://127.0.0.1/client.json", "response_type": "code", "redirect_uri": REDIRECT}
+    url = f"{live_server}/oauth/authorize"
+    first = [httpx.get(url, params=params) for _ in range(2)]
+    assert [a.status_code for a in first] == [400, 400]  # refused on its merits (a loopback address)
+    assert "client metadata document refused" in first[0].json()["error_description"]
+    limited = httpx.get(url, params=params)
+    assert limited.status_code == 429
+    assert limited.headers["Retry-After"] == "45"
+    assert limited.json()["error_description"] == (
+        "too many authorizations by client metadata document from this address, retry in a minute"
+    )
+    monkeypatch.setattr(counters, "now", lambda: minute + 61.0)  # the next minute starts afresh
+    assert httpx.get(url, params=params).status_code == 400
+
+
 def test_a_full_client_table_answers_503_with_retry_after(live_server: LiveServer, settings: Any) -> None:
     settings.PUBLIC_URL = live_server.url
     settings.MMW_OAUTH_MAX_CLIENTS = 2
