@@ -46,19 +46,21 @@ class TtlCache:
         return self._ttl if self._ttl is not None else float(settings.MMW_BILLING_CACHE_SECONDS)
 
     def get_or_read(self, key: Any, read: Callable[[], T]) -> T:
-        """The value kept for ``key``, or ``read()`` (kept for ``ttl`` seconds when ``ttl`` > 0)."""
+        """The value kept for ``key``, or ``read()`` (kept for ``ttl`` seconds; with ``ttl`` 0, always
+        ``read()``)."""
+        ttl = self.ttl
+        if ttl <= 0:
+            return read()
         entry = self._entries.get(key)
         now = self._clock()
         if entry is not None and now < entry[1]:
             value: T = entry[0]
             return value
         value = read()
-        ttl = self.ttl
-        if ttl > 0:
-            with self._lock:
-                if len(self._entries) >= MAX_ENTRIES:
-                    self._entries.clear()
-                self._entries[key] = (value, now + ttl)
+        with self._lock:
+            if len(self._entries) >= MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key] = (value, now + ttl)
         return value
 
     def clear(self) -> None:
