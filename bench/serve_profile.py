@@ -60,9 +60,21 @@ PHASES: tuple[tuple[str, str, frozenset[str] | None], ...] = (
     ("query embedding", "memories/vectors.py", None),
     ("query embedding", "memories/embeddings/", None),
     ("query embedding", "tensorflow", None),
-    ("keyword ranker", "memories/search.py", frozenset({"keyword_hits", "keyword_ranking", "term_stats",
-                                                       "term_stats_among", "matching_terms", "keyword_terms",
-                                                       "_term_sum"})),
+    (
+        "keyword ranker",
+        "memories/search.py",
+        frozenset(
+            {
+                "keyword_hits",
+                "keyword_ranking",
+                "term_stats",
+                "term_stats_among",
+                "matching_terms",
+                "keyword_terms",
+                "_term_sum",
+            }
+        ),
+    ),
     ("dense ranker", "memories/search.py", frozenset({"nearest", "_nearest_to", "cosine_scale"})),
     ("search: fusion, filters", "memories/search.py", None),
     ("presenting", "memories/presenters.py", None),
@@ -79,6 +91,7 @@ PHASES: tuple[tuple[str, str, frozenset[str] | None], ...] = (
     ("write: remember service", "memories/remember.py", None),
     ("write: remember service", "memories/services.py", None),
     ("write: remember service", "memories/record_rules.py", None),
+    ("write: remember service", "mmw/bulk.py", None),
     ("MCP tools (MMW)", "memories/mcp/", None),
     ("REST views (MMW)", "memories/api/", None),
     ("JSON", "/json/", None),
@@ -112,8 +125,13 @@ def _frames(stack: str) -> list[tuple[str, str]]:
 
 
 def _phase(frames: list[tuple[str, str]]) -> str:
+    paths = [p for _, p in frames]
+    if any("psycopg_pool" in p for p in paths):
+        return "connection borrow (pool health check)"
+    if any(f.rsplit(".", 1)[-1] in ("commit", "_commit") and "django/db/" in p for f, p in frames):
+        return "transaction commit"
     for func, path in reversed(frames):
-        if "django/db/" in path or "psycopg" in path:
+        if "django/db/" in path or "psycopg" in path or path.endswith("django/utils/asyncio.py"):
             continue
         for name, fragment, funcs in PHASES:
             if fragment in path and (funcs is None or func in funcs):
@@ -361,6 +379,7 @@ def run(data_dir: Path, size: int, calls: int, mcp_seconds: float, clients: int)
                 "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
                 "rate_hz": round(rate, 1),
                 "calls": calls,
+                "raw": out.name,
                 "cpu_ms_per_call": cpu.per_call_ms(calls),
                 "table": {k: dict(v) for k, v in table.items()},
             }
@@ -375,6 +394,7 @@ def run(data_dir: Path, size: int, calls: int, mcp_seconds: float, clients: int)
             rate = RATE_HZ  # --gil: no sample at a tick where no thread holds the GIL
             result["kinds"][name] = {
                 **mcp,
+                "raw": out.name,
                 "cpu_ms_per_call": cpu.per_call_ms(mcp["calls"]),
                 "gil_busy_share": round(busy / rate / sampler.seconds, 2),
                 "loadavg": [round(load, 2), round(os.getloadavg()[0], 2)],
@@ -422,11 +442,16 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=150)
     parser.add_argument("--mcp-seconds", type=float, default=10.0)
     parser.add_argument("--mcp-clients", type=int, default=8)
-    parser.add_argument("--render", type=Path, help="only print the tables of an earlier result file")
+    parser.add_argument("--render", type=Path, help="only print the tables of an earlier result file (and its samples)")
     args = parser.parse_args()
     command = "MMW_DATA_DIR=$PWD/var/bench .venv/bin/python " + " ".join(["bench/serve_profile.py", *sys.argv[1:]])
-    if args.render:
-        print(render(json.loads(args.render.read_text()), command))
+    if args.render:  # the samples are classified again (PHASES may have changed since)
+        result = json.loads(args.render.read_text())
+        for data in result["kinds"].values():
+            raw = common.OUT_DIR / data.get("raw", "")
+            if raw.is_file():
+                data["table"] = {k: dict(v) for k, v in classify(raw.read_text())[0].items()}
+        print(render(result, command))
         return
     data_dir = args.data_dir.resolve()
     common.setup_django(data_dir)
