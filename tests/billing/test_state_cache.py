@@ -13,7 +13,6 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-
 from accounts.keys import resolve_key
 from billing import gate, state_cache
 from billing.models import Subscription

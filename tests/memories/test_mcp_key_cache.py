@@ -48,13 +48,15 @@ def verify(token: str) -> Any:
 def test_a_cached_key_is_verified_without_a_thread_hop(tenancy: Tenancy, hops: list[Any]) -> None:
     principal = keys.resolve_key(tenancy.alice.key)  # now cached
     verified = verify(tenancy.alice.key)
-    assert verified is not None and verified.principal is principal
+    assert verified is not None
+    assert verified.principal is principal
     assert hops == []
 
 
 def test_a_key_not_cached_is_resolved_in_a_worker_thread(tenancy: Tenancy, hops: list[Any]) -> None:
     verified = verify(tenancy.bob.key)
-    assert verified is not None and verified.principal.user == tenancy.bob.user
+    assert verified is not None
+    assert verified.principal.user == tenancy.bob.user
     assert hops == [keys.resolve_key]
     assert verify(tenancy.bob.key) is not None
     assert hops == [keys.resolve_key]  # the second call hit the cache
@@ -64,7 +66,8 @@ def test_a_cached_key_that_expired_is_refused(tenancy: Tenancy, hops: list[Any])
     assert verify(tenancy.alice.key) is not None  # cached
     ApiKey.objects.filter(prefix=tenancy.alice.key[4:12]).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
     cached = keys.key_cache.CACHE.get(keys.digest(tenancy.alice.key))
-    assert cached is not None and cached.api_key is not None
+    assert cached is not None
+    assert cached.api_key is not None
     cached.api_key.expires_at = timezone.now() - dt.timedelta(seconds=1)  # as the row now says
     assert verify(tenancy.alice.key) is None
 
