@@ -347,13 +347,14 @@ def profile_rows(table: dict[str, dict[str, int]], rate: float, calls: int) -> l
     def ms(n: int) -> float:
         return round(n / rate / calls * 1000, 2)
 
-    rows = []
+    rows: list[list[Any]] = []
+    sums = [0.0, 0.0, 0.0, 0.0]
     for phase, kinds in sorted(table.items(), key=lambda kv: -sum(kv[1].values())):
-        total = sum(kinds.values())
-        if ms(total) < 0.05:
+        values = [ms(sum(kinds.values())), ms(kinds.get("SQL", 0)), ms(kinds.get("ORM", 0)), ms(kinds.get("Python", 0))]
+        if values[0] < 0.05:
             continue
-        rows.append([phase, ms(total), ms(kinds.get("SQL", 0)), ms(kinds.get("ORM", 0)), ms(kinds.get("Python", 0))])
-    sums = [sum(r[i] for r in rows) for i in range(1, 5)]
+        rows.append([phase, *values])
+        sums = [a + b for a, b in zip(sums, values, strict=True)]
     rows.append(["**busy total**", *(round(s, 2) for s in sums)])
     return rows
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from accounts import keys
+from accounts import key_cache, keys
 from accounts.models import ApiKey
 from memories.mcp import auth
 from tests.conftest import Tenancy
@@ -65,7 +65,7 @@ def test_a_key_not_cached_is_resolved_in_a_worker_thread(tenancy: Tenancy, hops:
 def test_a_cached_key_that_expired_is_refused(tenancy: Tenancy, hops: list[Any]) -> None:
     assert verify(tenancy.alice.key) is not None  # cached
     ApiKey.objects.filter(prefix=tenancy.alice.key[4:12]).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
-    cached = keys.key_cache.CACHE.get(keys.digest(tenancy.alice.key))
+    cached = key_cache.CACHE.get(keys.digest(tenancy.alice.key))
     assert cached is not None
     assert cached.api_key is not None
     cached.api_key.expires_at = timezone.now() - dt.timedelta(seconds=1)  # as the row now says
