@@ -116,8 +116,7 @@ def resolve_key(raw_key: str) -> Principal | None:
     wanted = digest(raw_key)
     cached = key_cache.CACHE.get(wanted)
     if cached is not None:
-        # A cached principal outlives nothing: an expiry passing while cached ends it here.
-        return None if cached.api_key is not None and cached.api_key.is_expired else cached
+        return _unexpired(cached)
     candidates = (
         ApiKey.objects.select_related("account", "project__account", "user")
         .filter(prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True)
@@ -131,6 +130,22 @@ def resolve_key(raw_key: str) -> Principal | None:
         _touch(key)
         key_cache.CACHE.put(wanted, principal)
     return principal
+
+
+def cached_principal(raw_key: str) -> Principal | None:
+    """The principal ``resolve_key`` answers for ``raw_key`` from ``accounts.key_cache`` alone, or
+    ``None`` when that takes more (not cached, an OAuth token, or cached but expired: ask
+    ``resolve_key``). No SQL and no I/O: safe on an event loop (the MCP endpoint verifies a cached
+    key there, without a thread hop)."""
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + LOOKUP_CHARS:
+        return None
+    cached = key_cache.CACHE.get(digest(raw_key))
+    return _unexpired(cached) if cached is not None else None
+
+
+def _unexpired(cached: Principal) -> Principal | None:
+    # A cached principal outlives nothing: an expiry passing while cached ends it here.
+    return None if cached.api_key is not None and cached.api_key.is_expired else cached
 
 
 def principal_for(

@@ -9,7 +9,7 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from accounts import limits
         from accounts.models import Account
-        from billing import signals
+        from billing import signals, state_cache
         from billing.gate import BillingGatekeeper, check_project_limit, ensure_organization_features
         from billing.services import subscription_end_for_purge
         from datarights import deletion
@@ -25,4 +25,5 @@ class BillingConfig(AppConfig):
             deletion.BEFORE_PURGE.append(subscription_end_for_purge)
 
         post_save.connect(signals.account_created, sender=Account, dispatch_uid="billing.account_created")
+        state_cache.connect_invalidation()
         post_migrate.connect(signals.after_migrate, sender=self, dispatch_uid="billing.after_migrate")

@@ -38,7 +38,8 @@ LEDGER_LIMIT_TEXT = "project ledger entry limit exceeded"
 
 class CallAdmission:
     """``memories.admission.Admission`` for one call: the account's billing state is read once,
-    on first need, so every check of the call sees the same state."""
+    on first need, so every check of the call sees the same state (its stored row possibly from
+    ``billing.state_cache``, at most ``MMW_BILLING_CACHE_SECONDS`` old)."""
 
     def __init__(self, principal: Principal) -> None:
         self.principal = principal
@@ -48,7 +49,7 @@ class CallAdmission:
     @property
     def state(self) -> selectors.BillingState:
         if self._state is None:
-            self._state = selectors.billing_state(self.principal.account)
+            self._state = selectors.call_billing_state(self.principal.account)
         return self._state
 
     def check_quota(self, pending: int = 0) -> None:

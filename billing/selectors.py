@@ -10,7 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts.models import Account, Project
-from billing import notices, stripe_api
+from billing import notices, state_cache, stripe_api
 from billing.models import Plan, Subscription, UsageSnapshot
 from ledger.models import Entry as LedgerEntry
 from memories.models import live_count, project_live_counts
@@ -44,14 +44,35 @@ def plans_offered() -> list[Plan]:
 
 
 def billing_state(account: Account, *, now: dt.datetime | None = None) -> BillingState:
+    """The account's plan and effective state, read now (one statement)."""
+    return effective_state(stored_state(account), now=now)
+
+
+def stored_state(account: Account) -> BillingState:
+    """The subscription as stored (its ``state`` not yet made effective): the default plan for an
+    account made before billing existed."""
     sub = Subscription.objects.select_related("plan").filter(account_id=account.pk).first()
     if sub is None:  # an account made before billing existed: it is on the default plan
         plan = default_plan()
         return BillingState(plan, State.ACTIVE if plan else State.NONE, None, False)
-    state = sub.state
-    if state == State.GRACE and sub.grace_ends_at is not None and sub.grace_ends_at <= (now or timezone.now()):
-        state = State.SUSPENDED
-    return BillingState(sub.plan, state, sub.grace_ends_at, sub.suspended_by_staff)
+    return BillingState(sub.plan, sub.state, sub.grace_ends_at, sub.suspended_by_staff)
+
+
+def effective_state(stored: BillingState, *, now: dt.datetime | None = None) -> BillingState:
+    """``stored`` at ``now``: a grace period whose end has passed is ``suspended``."""
+    if (
+        stored.state == State.GRACE
+        and stored.grace_ends_at is not None
+        and stored.grace_ends_at <= (now or timezone.now())
+    ):
+        return BillingState(stored.plan, State.SUSPENDED, stored.grace_ends_at, stored.suspended_by_staff)
+    return stored
+
+
+def call_billing_state(account: Account) -> BillingState:
+    """``billing_state`` for the call gate: the stored row may come from ``billing.state_cache``
+    (kept ``MMW_BILLING_CACHE_SECONDS``); the effective state is always computed now."""
+    return effective_state(state_cache.CACHE.get_or_read(account.pk, lambda: stored_state(account)))
 
 
 def has_payment_customer(account: Account) -> bool:

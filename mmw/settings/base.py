@@ -160,6 +160,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Seconds a resolved API key's principal is reused in a process (accounts.key_cache): a revoked
 # key or a deactivated member stops within this, at once in the process that made the change.
 MMW_KEY_CACHE_SECONDS = env_float("MMW_KEY_CACHE_SECONDS", 1.0, minimum=0.0)
+# Seconds the call gate reuses an account's subscription row in a process (billing.state_cache): a
+# suspension or plan change applies within this everywhere, at once in the process that saved it.
+MMW_BILLING_CACHE_SECONDS = env_float("MMW_BILLING_CACHE_SECONDS", MMW_KEY_CACHE_SECONDS, minimum=0.0)
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [

@@ -28,3 +28,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": 1,
     "unacked_restore_throttle": 1,
 }
+# Tests change plans and subscriptions with QuerySet.update() (as another process would, no signal)
+# and expect the very next call to see it; billing.state_cache's own tests turn the cache on.
+MMW_BILLING_CACHE_SECONDS = 0.0

@@ -1,0 +1,91 @@
+"""A short-lived, per-process cache of an account's subscription as the call gate reads it.
+
+Why (issue #19, docs/latency.md "Where a call's time goes"): every REST and MCP call read the
+account's subscription and plan (one SQL statement, two ORM objects) in ``billing.gate``, although
+they change only on a webhook, a staff action or a plan edit.
+
+Contract:
+- ``billing.gate.CallAdmission`` asks here (``subscription_of``); nothing else does (the dashboard
+  and the billing pages read fresh). An entry is kept for ``settings.MMW_BILLING_CACHE_SECONDS``
+  (default ``MMW_KEY_CACHE_SECONDS``, 1 s; 0 turns it off).
+- What is kept is the stored row (plan, stored state, grace end, staff flag), never the effective
+  state: ``billing.selectors.effective_state`` is applied per call, so a grace period ending while
+  cached suspends the account at that instant, as without the cache.
+- Within this process a ``Subscription`` or ``Plan`` saved or deleted empties the cache at once
+  and again when its transaction commits. Other processes, and ``QuerySet.update()`` (no signal),
+  are bounded by the lifetime: a suspension or a plan change applies everywhere within it.
+- Entries are shared by the calls that hit them: callers read them, never change them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+MAX_ENTRIES = 10_000
+T = TypeVar("T")
+
+
+class TtlCache:
+    """key -> (value, expiry); thread-safe, bounded, emptied whole on any change."""
+
+    def __init__(self, ttl: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: dict[Any, tuple[Any, float]] = {}
+
+    @property
+    def ttl(self) -> float:
+        return self._ttl if self._ttl is not None else float(settings.MMW_BILLING_CACHE_SECONDS)
+
+    def get_or_read(self, key: Any, read: Callable[[], T]) -> T:
+        """The value kept for ``key``, or ``read()`` (kept for ``ttl`` seconds; with ``ttl`` 0, always
+        ``read()``)."""
+        ttl = self.ttl
+        if ttl <= 0:
+            return read()
+        entry = self._entries.get(key)
+        now = self._clock()
+        if entry is not None and now < entry[1]:
+            value: T = entry[0]
+            return value
+        value = read()
+        with self._lock:
+            if len(self._entries) >= MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key] = (value, now + ttl)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+CACHE = TtlCache()
+
+
+def invalidate() -> None:
+    """Forget every kept subscription now and again at the commit (a call that re-read the old
+    row before the commit)."""
+    CACHE.clear()
+    transaction.on_commit(CACHE.clear)
+
+
+def _invalidate(**_: Any) -> None:
+    invalidate()
+
+
+def connect_invalidation() -> None:
+    """Empty the cache whenever a subscription or a plan changes (in this process)."""
+    from billing.models import Plan, Subscription
+
+    for model in (Subscription, Plan):
+        post_save.connect(_invalidate, sender=model, dispatch_uid=f"billing-cache-save-{model.__name__}")
+        post_delete.connect(_invalidate, sender=model, dispatch_uid=f"billing-cache-delete-{model.__name__}")
