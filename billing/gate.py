@@ -74,7 +74,7 @@ class CallAdmission:
         advisory_xact_lock(_TURN_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
         return max(0, min(wanted, limit - selectors.live_turns(self.principal.project)))
 
-    def check_ledger_quota(self) -> None:
+    def check_ledger_quota(self, pending: int = 0) -> None:
         """Raise ``project ledger entry limit exceeded`` when the project holds the plan's
         ledger-entries-per-project limit (every entry counts: reversals and completions too, as
         nothing is ever deleted), counted under a transaction-scoped lock on the project."""
@@ -83,7 +83,7 @@ class CallAdmission:
         if limit is None:
             return
         advisory_xact_lock(_LEDGER_QUOTA_LOCK_NAMESPACE, str(self.principal.project.pk))
-        if selectors.ledger_entries(self.principal.project) >= limit:
+        if selectors.ledger_entries(self.principal.project) + pending >= limit:
             raise Forbidden(LEDGER_LIMIT_TEXT, code="limit_exceeded")
 
     def hold_quota(self) -> None:

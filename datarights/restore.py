@@ -32,13 +32,14 @@ from datarights.models import AuthorLabel
 from ledger import services as ledger_services
 from ledger.currencies import check_currency, parse_amount
 from ledger.models import Entry
-from memories import record_rules, sequence
+from memories import admission, record_rules, sequence
 from memories import tasks as memory_tasks
 from memories.models import Memory, MemoryRelation
 from mmw import bulk
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Membership
 from transcripts.models import Session, Turn
+from transcripts.services import TURN_LIMIT_TEXT
 
 BATCH = 1000
 MAX_REPORTED = 50
@@ -124,7 +125,29 @@ def import_for_key(*, principal: Principal, stream: IO[bytes]) -> ImportReport:
         raise Forbidden(MANAGERS_ONLY)
     importer = _Importer(account=principal.account, actor=principal.user, target=principal.project, progress=None)
     importer.ledger_allowed = SCOPE_LEDGER_WRITE in principal.scopes
+    importer.quota = _plan_quota(admission.admit(principal))
     return importer.run(stream)
+
+
+def _plan_quota(admitted: admission.Admission) -> Callable[[str, list[Any]], None]:
+    """A key's import counts against the project's plan like the writes it replays: before each
+    batch of records, turns or ledger entries is inserted, the batch must fit under its limit
+    (``project memory limit exceeded``, ``project session turn limit exceeded``, ``project ledger
+    entry limit exceeded``: 403 ``limit_exceeded``; the whole import is rolled back). Forgotten
+    records do not count, as for ``remember``. ``manage.py import`` (the operator) is not bounded."""
+
+    def check(kind: str, objs: list[Any]) -> None:
+        if kind == "memory":
+            live = sum(1 for m in objs if m.forgotten_at is None)
+            if live:
+                admitted.check_quota(pending=live - 1)
+        elif kind == "turn":
+            if admitted.turn_room(len(objs)) < len(objs):
+                raise Forbidden(TURN_LIMIT_TEXT, code="limit_exceeded")
+        elif kind == "ledger_entry":
+            admitted.check_ledger_quota(pending=len(objs) - 1)
+
+    return check
 
 
 class _Importer:
@@ -138,6 +161,7 @@ class _Importer:
         self.pending: dict[str, list[tuple[int, fmt.Line]]] = {}
         self.users = self._members()
         self.ledger_allowed = True  # a key's import: only with ledger:write
+        self.quota: Callable[[str, list[Any]], None] | None = None  # a key's import: the plan's limits
 
     def _members(self) -> dict[str, User]:
         rows = Membership.objects.filter(account=self.account).select_related("user")
@@ -274,6 +298,8 @@ class _Importer:
     def _insert(self, model: type[Any], objs: list[Any], kind: str) -> None:
         if not objs:
             return
+        if self.quota is not None:
+            self.quota(kind, objs)
         try:
             with transaction.atomic():
                 bulk.insert_rows(model, objs, keep_times=True)

@@ -43,9 +43,10 @@ class Admission(Protocol):
         """How many of ``wanted`` new session turns the plan's turns-per-project limit still
         admits (0..wanted), counted under a lock inside the upload's transaction."""
 
-    def check_ledger_quota(self) -> None:
+    def check_ledger_quota(self, pending: int = 0) -> None:
         """Refuse one new ledger entry past the plan's ledger-entries-per-project limit, counted
-        under a lock inside the write's transaction (``project ledger entry limit exceeded``)."""
+        under a lock inside the write's transaction (``project ledger entry limit exceeded``),
+        with ``pending`` entries this call is adding besides it (an import's batch)."""
 
     def ensure_may_write(self) -> None:
         """Refuse a write while the account is in its grace period, suspended or without a subscription."""
@@ -73,7 +74,7 @@ class OpenAdmission:
     def turn_room(self, wanted: int) -> int:
         return wanted
 
-    def check_ledger_quota(self) -> None:
+    def check_ledger_quota(self, pending: int = 0) -> None:
         return None
 
     def ensure_may_write(self) -> None:

@@ -241,3 +241,38 @@ def test_an_import_file_does_not_bypass_memory_guard(tenancy: Tenancy, content: 
     with pytest.raises(InvalidInput, match=refusal):
         restore.import_for_operator(stream=io.BytesIO(tampered), account=tenancy.alice.account)
     assert not Memory.objects.filter(project=tenancy.alice.project).exists()  # all or nothing
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "message"),
+    [
+        ("records_per_project", 2, "project memory limit exceeded"),
+        ("turns_per_project", 1, "project session turn limit exceeded"),
+    ],
+)
+def test_a_key_import_counts_against_the_plan_and_the_operator_import_does_not(
+    tenancy: Tenancy, limit: str, value: int, message: str
+) -> None:
+    """``POST /api/v1/import`` replays writes into a project: past its plan's limits it is refused
+    like those writes (403 limit_exceeded), and nothing of the file is written."""
+    from billing.models import Subscription
+
+    fill(tenancy)
+    data = key_export(tenancy.alice.key)
+    owner = tenancy.alice.user
+    empty = account_services.project_create(account=tenancy.alice.account, actor=owner, name="restored")
+    issued = account_services.api_key_create(user=owner, project=empty, name="k", device_label="d")
+    Memory.objects.filter(project=tenancy.alice.project).delete()
+    Session.objects.filter(project=tenancy.alice.project).delete()
+    Workspace.objects.filter(project=tenancy.alice.project).delete()
+    plan = Subscription.objects.get(account=tenancy.alice.account).plan
+    type(plan).objects.filter(pk=plan.pk).update(**{limit: value})
+    answer = Client().post(
+        "/api/v1/import", data=data, content_type="application/gzip", HTTP_AUTHORIZATION=f"Bearer {issued.raw}"
+    )
+    assert answer.status_code == 403, answer.content
+    assert answer.json()["error"] == {"code": "limit_exceeded", "message": message}
+    assert not Memory.objects.filter(project=empty).exists()
+    assert not Turn.objects.filter(session__project=empty).exists()
+    report = restore.import_for_operator(stream=io.BytesIO(data), account=tenancy.alice.account)
+    assert report.created["memory"] >= 3  # the operator restores whatever the file holds
