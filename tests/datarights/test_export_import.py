@@ -255,7 +255,7 @@ def test_a_key_import_counts_against_the_plan_and_the_operator_import_does_not(
 ) -> None:
     """``POST /api/v1/import`` replays writes into a project: past its plan's limits it is refused
     like those writes (403 limit_exceeded), and nothing of the file is written."""
-    from billing.models import Subscription
+    from billing.models import Plan, Subscription
 
     fill(tenancy)
     data = key_export(tenancy.alice.key)
@@ -266,7 +266,8 @@ def test_a_key_import_counts_against_the_plan_and_the_operator_import_does_not(
     Session.objects.filter(project=tenancy.alice.project).delete()
     Workspace.objects.filter(project=tenancy.alice.project).delete()
     plan = Subscription.objects.get(account=tenancy.alice.account).plan
-    type(plan).objects.filter(pk=plan.pk).update(**{limit: value})
+    assert plan is not None
+    Plan.objects.filter(pk=plan.pk).update(**{limit: value})
     answer = Client().post(
         "/api/v1/import", data=data, content_type="application/gzip", HTTP_AUTHORIZATION=f"Bearer {issued.raw}"
     )
