@@ -13,6 +13,7 @@ same project wait for it), and a write that fails after counting takes its count
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -37,6 +38,14 @@ _UPSERT = (
 def now() -> float:
     """The clock of rate-limit windows (seconds since the epoch); tests move it."""
     return time.time()
+
+
+def fixed_window(seconds: int, at: float | None = None) -> tuple[int, int]:
+    """The clock window of ``seconds`` that ``at`` (default ``now()``) falls in (its number, for
+    a bucket name) and the whole seconds until it ends, at least 1 (a ``Retry-After``)."""
+    at = now() if at is None else at
+    window = int(at // seconds)
+    return window, max(1, math.ceil((window + 1) * seconds - at))
 
 
 def _atomic_cache() -> BaseCache | None:

@@ -20,7 +20,6 @@ organisation management.
 from __future__ import annotations
 
 import datetime as dt
-import math
 
 from accounts.keys import Principal
 from accounts.models import Account
@@ -108,8 +107,7 @@ class CallAdmission:
             return
         per_key, per_project = selectors.rate_limits(principal.account, self.state)
         now = counters.now()
-        window = int(now // WINDOW_SECONDS)
-        retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
+        window, retry_after = counters.fixed_window(WINDOW_SECONDS, now)
         key = principal.api_key
         month = dt.datetime.fromtimestamp(now, tz=dt.UTC).strftime("%Y%m")
         minute, project = 2 * WINDOW_SECONDS, principal.project.pk

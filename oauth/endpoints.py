@@ -133,29 +133,30 @@ def metadata_authorization_refusal(address: str) -> JSONResponse | None:
     """The 429 an authorization naming a metadata-document ``client_id`` gets when ``address``
     has started more than ``MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE`` this minute
     (each may make MMW fetch a URL the caller chose), or ``None``."""
-    now = counters.now()
-    window = int(now // 60)
-    if (
-        counters.hit(f"oauth-cimd:{address}:{window}", ttl=60)
-        > settings.MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE
-    ):
-        body = {"error": "invalid_request", "error_description": TOO_MANY_METADATA_AUTHORIZATIONS}
-        return JSONResponse(body, status_code=429, headers={"Retry-After": str(max(1, int((window + 1) * 60 - now)))})
-    return None
+    limit = settings.MMW_OAUTH_CLIENT_METADATA_AUTHORIZATIONS_PER_MINUTE
+    return _per_address_refusal("oauth-cimd", address, 60, limit, TOO_MANY_METADATA_AUTHORIZATIONS)
 
 
 def registration_refusal(address: str) -> JSONResponse | None:
     """The 429 or 503 answer a registration from ``address`` gets now, or ``None`` to let it in."""
-    now = counters.now()
-    window = int(now // HOUR)
-    if counters.hit(f"oauth-register:{address}:{window}", ttl=HOUR) > settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR:
-        retry = max(1, int((window + 1) * HOUR - now))
-        body = {"error": "invalid_request", "error_description": TOO_MANY_REGISTRATIONS}
-        return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry)})
+    limit = settings.MMW_OAUTH_REGISTRATIONS_PER_HOUR
+    refusal = _per_address_refusal("oauth-register", address, HOUR, limit, TOO_MANY_REGISTRATIONS)
+    if refusal is not None:
+        return refusal
     if selectors.client_count() >= settings.MMW_OAUTH_MAX_CLIENTS:
         body = {"error": "temporarily_unavailable", "error_description": TOO_MANY_CLIENTS}
         return JSONResponse(body, status_code=503, headers={"Retry-After": str(HOUR)})
     return None
+
+
+def _per_address_refusal(name: str, address: str, seconds: int, limit: int, message: str) -> JSONResponse | None:
+    """Count one more from ``address`` in this clock window of ``seconds`` (``billing.counters``,
+    shared by every web process); past ``limit``, the 429 saying ``message`` with Retry-After."""
+    window, retry_after = counters.fixed_window(seconds)
+    if counters.hit(f"{name}:{address}:{window}", ttl=seconds) <= limit:
+        return None
+    body = {"error": "invalid_request", "error_description": message}
+    return JSONResponse(body, status_code=429, headers={"Retry-After": str(retry_after)})
 
 
 async def _revoke(request: Request) -> Response:
