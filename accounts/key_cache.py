@@ -20,57 +20,20 @@ Contract:
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
+from mmw.ttl_cache import TtlCache
+
 if TYPE_CHECKING:
-    from accounts.keys import Principal
-
-MAX_ENTRIES = 10_000
+    from accounts.keys import Principal  # noqa: F401 - named in a string: keys imports this module
 
 
-class PrincipalCache:
-    """digest -> (principal, expiry); thread-safe, bounded, emptied whole on any change."""
+class PrincipalCache(TtlCache["Principal"]):
+    """digest -> principal, for ``MMW_KEY_CACHE_SECONDS``."""
 
-    def __init__(self, ttl: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self._ttl = ttl
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._entries: dict[str, tuple[Principal, float]] = {}
-
-    @property
-    def ttl(self) -> float:
-        return self._ttl if self._ttl is not None else float(settings.MMW_KEY_CACHE_SECONDS)
-
-    def get(self, digest: str) -> Principal | None:
-        entry = self._entries.get(digest)
-        if entry is None:
-            return None
-        principal, expires = entry
-        if self._clock() >= expires:
-            with self._lock:
-                self._entries.pop(digest, None)
-            return None
-        return principal
-
-    def put(self, digest: str, principal: Principal) -> None:
-        ttl = self.ttl
-        if ttl <= 0:
-            return
-        with self._lock:
-            if len(self._entries) >= MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[digest] = (principal, self._clock() + ttl)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+    setting = "MMW_KEY_CACHE_SECONDS"
 
 
 CACHE = PrincipalCache()
@@ -80,8 +43,7 @@ def invalidate() -> None:
     """Forget every cached principal now and again at the commit (a call that re-read the old rows
     before the commit). Signals call it on save/delete; a service that changes these rows with a
     queryset ``update()`` (no signal) calls it itself."""
-    CACHE.clear()
-    transaction.on_commit(CACHE.clear)
+    CACHE.invalidate()
 
 
 def _invalidate(**_: Any) -> None:

@@ -19,63 +19,29 @@ Contract:
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-MAX_ENTRIES = 10_000
-T = TypeVar("T")
+from mmw.ttl_cache import TtlCache
+
+if TYPE_CHECKING:
+    from billing.selectors import BillingState  # noqa: F401 - named in a string: selectors imports this module
 
 
-class TtlCache:
-    """key -> (value, expiry); thread-safe, bounded, emptied whole on any change."""
+class StateCache(TtlCache["BillingState"]):
+    """account id -> stored billing state, for ``MMW_BILLING_CACHE_SECONDS``."""
 
-    def __init__(self, ttl: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self._ttl = ttl
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._entries: dict[Any, tuple[Any, float]] = {}
-
-    @property
-    def ttl(self) -> float:
-        return self._ttl if self._ttl is not None else float(settings.MMW_BILLING_CACHE_SECONDS)
-
-    def get_or_read(self, key: Any, read: Callable[[], T]) -> T:
-        """The value kept for ``key``, or ``read()`` (kept for ``ttl`` seconds; with ``ttl`` 0, always
-        ``read()``)."""
-        ttl = self.ttl
-        if ttl <= 0:
-            return read()
-        entry = self._entries.get(key)
-        now = self._clock()
-        if entry is not None and now < entry[1]:
-            value: T = entry[0]
-            return value
-        value = read()
-        with self._lock:
-            if len(self._entries) >= MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[key] = (value, now + ttl)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+    setting = "MMW_BILLING_CACHE_SECONDS"
 
 
-CACHE = TtlCache()
+CACHE = StateCache()
 
 
 def invalidate() -> None:
     """Forget every kept subscription now and again at the commit (a call that re-read the old
     row before the commit)."""
-    CACHE.clear()
-    transaction.on_commit(CACHE.clear)
+    CACHE.invalidate()
 
 
 def _invalidate(**_: Any) -> None:

@@ -27,7 +27,7 @@ def cache_on(settings: Any, monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The cache on (1 s, as in production) with a clock the test moves; returns the clock."""
     settings.MMW_BILLING_CACHE_SECONDS = 1.0
     now = [1000.0]
-    monkeypatch.setattr(state_cache, "CACHE", state_cache.TtlCache(clock=lambda: now[0]))
+    monkeypatch.setattr(state_cache, "CACHE", state_cache.StateCache(clock=lambda: now[0]))
     return now
 
 
