@@ -123,10 +123,14 @@ def import_for_key(*, principal: Principal, stream: IO[bytes]) -> ImportReport:
         raise Forbidden("403 Forbidden: key lacks memory:write")
     if not principal.membership.manages:
         raise Forbidden(MANAGERS_ONLY)
-    importer = _Importer(account=principal.account, actor=principal.user, target=principal.project, progress=None)
-    importer.ledger_allowed = SCOPE_LEDGER_WRITE in principal.scopes
-    importer.quota = _plan_quota(admission.admit(principal))
-    return importer.run(stream)
+    return _Importer(
+        account=principal.account,
+        actor=principal.user,
+        target=principal.project,
+        progress=None,
+        ledger_allowed=SCOPE_LEDGER_WRITE in principal.scopes,
+        quota=_plan_quota(admission.admit(principal)),
+    ).run(stream)
 
 
 def _plan_quota(admitted: admission.Admission) -> Callable[[str, list[Any]], None]:
@@ -151,7 +155,18 @@ def _plan_quota(admitted: admission.Admission) -> Callable[[str, list[Any]], Non
 
 
 class _Importer:
-    def __init__(self, *, account: Account, actor: User | None, target: Project | None, progress: Progress | None):
+    def __init__(
+        self,
+        *,
+        account: Account,
+        actor: User | None,
+        target: Project | None,
+        progress: Progress | None,
+        ledger_allowed: bool = True,
+        quota: Callable[[str, list[Any]], None] | None = None,
+    ):
+        """``ledger_allowed``: a key's import takes ledger entries only with ``ledger:write``;
+        ``quota``: a key's import checks each batch against the plan (``_plan_quota``)."""
         self.account, self.actor, self.target, self.progress = account, actor, target, progress
         self.report = ImportReport()
         self.collisions: list[str] = []
@@ -160,8 +175,8 @@ class _Importer:
         self.workspaces: dict[str, Workspace] = {}  # public id → workspace
         self.pending: dict[str, list[tuple[int, fmt.Line]]] = {}
         self.users = self._members()
-        self.ledger_allowed = True  # a key's import: only with ledger:write
-        self.quota: Callable[[str, list[Any]], None] | None = None  # a key's import: the plan's limits
+        self.ledger_allowed = ledger_allowed
+        self.quota = quota
 
     def _members(self) -> dict[str, User]:
         rows = Membership.objects.filter(account=self.account).select_related("user")
