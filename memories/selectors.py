@@ -61,6 +61,11 @@ class MemoryFilters:
         return cls(**chosen)
 
 
+# What every reader loads with a record for ``present`` (its author, key and workspace name), so
+# presenting runs no query of its own for them.
+PRESENTED_WITH = ("author", "api_key", "workspace")
+
+
 def memory_queryset(
     *, principal: Principal, workspace: str, filters: MemoryFilters | None = None
 ) -> QuerySet[Memory] | None:
@@ -69,7 +74,7 @@ def memory_queryset(
     or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
     named workspace does not exist yet; a deleted workspace or another project's id raises its
     error, as on writes."""
-    base = Memory.objects.visible_to(principal).live().select_related("author", "api_key", "workspace")
+    base = Memory.objects.visible_to(principal).live().select_related(*PRESENTED_WITH)
     if workspace == ALL:
         qs = base.filter(workspace__deleted_at__isnull=True)
     else:
@@ -198,7 +203,7 @@ def memory_export(
 def _export_chunks(principal: Principal, ids: list[uuid.UUID]) -> Iterator[presenters.Record]:
     for start in range(0, len(ids), EXPORT_CHUNK):
         chunk = ids[start : start + EXPORT_CHUNK]
-        rows = Memory.objects.visible_to(principal).live().filter(id__in=chunk).select_related("author", "api_key")
+        rows = Memory.objects.visible_to(principal).live().filter(id__in=chunk).select_related(*PRESENTED_WITH)
         found = {r.id: r for r in rows}
         yield from present(principal, [found[i] for i in chunk if i in found])
 
@@ -325,13 +330,7 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
         wanted = uuid.UUID(str(memory_id))
     except ValueError:
         raise NotFound("memory not found") from None
-    record = (
-        Memory.objects.visible_to(principal)
-        .live()
-        .filter(id=wanted)
-        .select_related("author", "api_key", "workspace")
-        .first()
-    )
+    record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related(*PRESENTED_WITH).first()
     if record is None:
         raise NotFound("memory not found")
     return record
@@ -353,7 +352,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if state.workspace is None:
             return {**_envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
-    visible = Memory.objects.visible_to(principal).select_related("author", "api_key", "workspace")
+    visible = Memory.objects.visible_to(principal).select_related(*PRESENTED_WITH)
     if fact_key is None:
         rows = list(visible.filter(id=anchor.id))
     else:

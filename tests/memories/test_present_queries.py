@@ -73,3 +73,13 @@ def test_reads_present_without_a_workspace_statement(tenancy: Tenancy, call: obj
     assert code == 200, answer
     assert "staging" in str(answer)
     assert workspace_reads(captured) == [], workspace_reads(captured)
+
+
+def test_the_browser_export_presents_with_the_workspace_loaded_too(tenancy: Tenancy) -> None:
+    seeded(tenancy)
+    principal = resolve_key(tenancy.alice.key)
+    assert principal is not None
+    with CaptureQueriesContext(connection) as captured:
+        exported = list(selectors.memory_export(principal=principal, payload={"workspace": "*"}))
+    assert {r["workspace"] for r in exported} == {"default", "ops"}
+    assert workspace_reads(captured) == []
