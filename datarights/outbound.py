@@ -21,7 +21,8 @@ import ipaddress
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -129,14 +130,8 @@ def post(url: str, *, body: bytes, headers: dict[str, str], policy: Policy) -> A
     """POST ``body`` to ``url``, following up to ``policy.max_redirects`` redirects, each hop
     checked and pinned (see the module). Network errors and timeouts raise ``httpx.HTTPError``."""
     started = time.perf_counter()
-    for _ in range(policy.max_redirects + 1):
-        with _PinnedStream(url, "POST", body, headers, policy) as response:
-            location = response.headers.get("location")
-            if response.status_code in REDIRECTS and location:
-                url = urljoin(url, location)
-                continue
-            return Answer(response.status_code, round((time.perf_counter() - started) * 1000))
-    raise Refused(f"more than {policy.max_redirects} redirects")
+    with _followed(url, "POST", body, headers, policy) as (_, response):
+        return Answer(response.status_code, round((time.perf_counter() - started) * 1000))
 
 
 def get(url: str, *, headers: dict[str, str], policy: Policy) -> Fetched:
@@ -145,20 +140,31 @@ def get(url: str, *, headers: dict[str, str], policy: Policy) -> Fetched:
     exchange within ``policy.timeout`` seconds (``Refused``). Network errors raise
     ``httpx.HTTPError``."""
     deadline = time.monotonic() + policy.timeout
+    with _followed(url, "GET", b"", headers, policy) as (final_url, response):
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > policy.max_bytes:
+                raise Refused(f"the answer is larger than {policy.max_bytes} bytes")
+            if time.monotonic() > deadline:
+                raise Refused(f"the answer took longer than {policy.timeout:g} s")
+        return Fetched(final_url, response.status_code, response.headers, bytes(body))
+
+
+@contextmanager
+def _followed(
+    url: str, method: str, body: bytes, headers: dict[str, str], policy: Policy
+) -> Iterator[tuple[str, httpx.Response]]:
+    """The first answer that is not a redirect (its URL, its open response), each hop checked
+    and pinned (``_PinnedStream``); more than ``policy.max_redirects`` redirects: ``Refused``."""
     for _ in range(policy.max_redirects + 1):
-        with _PinnedStream(url, "GET", b"", headers, policy) as response:
+        with _PinnedStream(url, method, body, headers, policy) as response:
             location = response.headers.get("location")
             if response.status_code in REDIRECTS and location:
                 url = urljoin(url, location)
                 continue
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > policy.max_bytes:
-                    raise Refused(f"the answer is larger than {policy.max_bytes} bytes")
-                if time.monotonic() > deadline:
-                    raise Refused(f"the answer took longer than {policy.timeout:g} s")
-            return Fetched(url, response.status_code, response.headers, bytes(body))
+            yield url, response
+            return
     raise Refused(f"more than {policy.max_redirects} redirects")
 
 
