@@ -298,3 +298,11 @@ def test_a_failing_document_is_not_fetched_again_for_a_minute(
     cache.delete("oauth-cimd-failed:" + sha256_hex(url))  # the minute has passed
     assert client_metadata.resolve(url).client_id == url
     assert fetches == [url, url]
+
+
+def test_a_redirect_loop_stops_at_the_redirect_bound(db: None, allowed: DocServer) -> None:
+    url = allowed.base + "/loop.json"
+    allowed.document("/loop.json", b"", status=302, Location=url)
+    with pytest.raises(InvalidInput, match="more than 3 redirects"):
+        client_metadata.resolve(url)
+    assert allowed.hits == {"/loop.json": 4}  # the URL and three redirects, no more
