@@ -291,6 +291,14 @@ def live_count(
     return int(row or 0)
 
 
+def live_counts(scopes: Iterable[str]) -> dict[str, int]:
+    """Live records of each ``LiveCount`` scope (``w:<id>``, ``p:<uuid>``, ``a:<id>``), in one
+    query (0 for a scope with none)."""
+    wanted = list(dict.fromkeys(scopes))
+    found = dict(LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records"))
+    return {scope: int(found.get(scope, 0)) for scope in wanted}
+
+
 def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
     """Live records of each project, in one query over ``LiveCount`` (0 for one with none). THE
     record count of a project wherever one is shown or compared with a plan (usage, quota e-mails,

@@ -37,7 +37,7 @@ from django.utils import timezone
 from accounts.keys import Principal
 from accounts.models import SCOPE_WRITE, Workspace
 from memories import admission, inputs, presenters, record_rules, sequence, tasks, vectors
-from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_count
+from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_counts
 from memories.vectors import MAX_EMBEDDED_CHARS
 from memories.workspaces import WorkspaceState, workspace_state
 from mmw import bulk
@@ -352,22 +352,27 @@ class _Writer:
             )
         return latest_any + 1
 
-    def _count(self, scope: str, **which: Any) -> int:
-        if scope not in self._live:
-            self._live[scope] = live_count(**which)
-        return self._live[scope]
+    def _counts(self, *scopes: str) -> list[int]:
+        """The live counts of ``scopes``, read once per call: the ones not read yet in one query."""
+        missing = [s for s in scopes if s not in self._live]
+        if missing:
+            self._live.update(live_counts(missing))
+        return [self._live[s] for s in scopes]
 
     def _check_technical_limits(self, state: WorkspaceState) -> None:
         """The operator's ceilings (settings), from the trigger-kept ``LiveCount`` rows in O(1),
         plus the records this call has staged."""
         workspace = state.workspace
-        in_workspace = 0
-        if workspace is not None:
-            in_workspace = self._count(f"w:{workspace.pk}", workspace_id=workspace.pk) + self._pending_in[workspace.pk]
+        account = f"a:{self.principal.account.pk}"
+        if workspace is None:
+            [in_account] = self._counts(account)
+            in_workspace = 0
+        else:
+            in_account, in_workspace = self._counts(account, f"w:{workspace.pk}")
+            in_workspace += self._pending_in[workspace.pk]
         if in_workspace >= settings.MMW_MAX_MEMORIES_PER_WORKSPACE:
             raise Forbidden("maximum number of memories exceeded for workspace", code="limit_exceeded")
-        account = self.principal.account.pk
-        if self._count(f"a:{account}", account_id=account) + self._pending >= settings.MMW_MAX_MEMORIES_PER_TENANT:
+        if in_account + self._pending >= settings.MMW_MAX_MEMORIES_PER_TENANT:
             raise Forbidden("maximum number of memories exceeded for tenant", code="limit_exceeded")
 
     def _accept(self, item: _Item, workspace: Workspace) -> None:

@@ -102,6 +102,17 @@ def test_technical_limits_read_the_counters(tenancy: Tenancy) -> None:
     assert services  # the limits are the service layer's (memories.services._check_technical_limits)
 
 
+def test_a_remember_reads_its_workspace_and_account_counts_in_one_query(tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    alice.ok_remember(content="the workspace exists and the caches are warm")
+    with CaptureQueriesContext(connection) as captured:
+        alice.ok_remember(content="one more record")
+    reads = [q["sql"] for q in captured.captured_queries if 'FROM "memories_livecount"' in q["sql"]]
+    technical = [sql for sql in reads if "'a:" in sql]
+    assert len(technical) == 1, reads
+    assert "'w:" in technical[0]
+
+
 def stats(project_id: uuid.UUID) -> dict[str, int]:
     return {t.term: t.docs for t in TermStat.objects.filter(project_id=project_id) if t.docs}
 
