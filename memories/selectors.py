@@ -275,26 +275,22 @@ def _workspace_names(records: list[Memory]) -> dict[int, str]:
 
 
 def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[presenters.Relation]]:
-    """Edges touching ``ids`` whose other end the caller can read, strongest first. One statement:
-    each edge carries whether each end is readable (an ``EXISTS`` by primary key per end, so the
-    cost follows the edges found, not the project's size)."""
-    readable = Memory.objects.visible_to(principal).live()
-    edges = (
-        MemoryRelation.objects.filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids))
-        .annotate(
-            from_readable=Exists(readable.filter(id=OuterRef("from_memory_id"))),
-            to_readable=Exists(readable.filter(id=OuterRef("to_memory_id"))),
+    """Edges touching ``ids`` whose other end the caller can read, strongest first."""
+    edges = list(
+        MemoryRelation.objects.filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids)).values_list(
+            "from_memory_id", "to_memory_id", "relation", "score"
         )
-        .values_list("from_memory_id", "to_memory_id", "relation", "score", "from_readable", "to_readable")
     )
+    others = {a for a, *_ in edges} | {b for _, b, *_ in edges}
+    readable = set(Memory.objects.visible_to(principal).live().filter(id__in=others).values_list("id", flat=True))
     wanted = set(ids)
     out: dict[uuid.UUID, list[presenters.Relation]] = {}
-    for src, dst, relation, score, src_readable, dst_readable in edges:
-        if src in wanted and dst_readable:
+    for src, dst, relation, score in edges:
+        if src in wanted and dst in readable:
             out.setdefault(src, []).append(
                 {"id": str(dst), "relation": relation, "score": round(score, 4), "direction": "out"}
             )
-        if dst in wanted and src_readable:
+        if dst in wanted and src in readable:
             out.setdefault(dst, []).append(
                 {"id": str(src), "relation": relation, "score": round(score, 4), "direction": "in"}
             )

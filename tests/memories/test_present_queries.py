@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.keys import resolve_key
 from memories import selectors
-from memories.models import Memory, MemoryRelation
+from memories.models import Memory
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 
@@ -83,30 +83,3 @@ def test_the_browser_export_presents_with_the_workspace_loaded_too(tenancy: Tena
         exported = list(selectors.memory_export(principal=principal, payload={"workspace": "*"}))
     assert {r["workspace"] for r in exported} == {"default", "ops"}
     assert workspace_reads(captured) == []
-
-
-def test_relations_and_the_readability_of_their_other_ends_are_one_statement(tenancy: Tenancy) -> None:
-    """Edges come with whether each end is readable (one statement however many edges); an edge
-    to a draft the caller may not read is left out, an edge to a readable record is shown."""
-    api = Api(tenancy.alice.key)
-    bob = Api(tenancy.bob.key)
-    mine = api.ok_remember(content="The staging database runs PostgreSQL 16.")["id"]
-    older = api.ok_remember(content="The staging database ran PostgreSQL 15.")["id"]
-    draft = bob.ok_remember(content="The staging database runs PostgreSQL 14.", visibility="author")["id"]
-    MemoryRelation.objects.create(from_memory_id=mine, to_memory_id=older, relation="refines", score=0.8)
-    MemoryRelation.objects.create(from_memory_id=draft, to_memory_id=mine, relation="contradicts", score=0.9)
-    principal = resolve_key(tenancy.alice.key)
-    assert principal is not None
-    record = Memory.objects.select_related(*selectors.PRESENTED_WITH).get(id=mine)
-    with CaptureQueriesContext(connection) as captured:
-        [presented] = selectors.present(principal, [record])
-    relation_reads = [q["sql"] for q in captured.captured_queries if "memories_memoryrelation" in q["sql"]]
-    # No fact_key, no source_id: statuses need no statement; the relations need one.
-    assert len(relation_reads) == len(captured.captured_queries) == 1, [q["sql"] for q in captured.captured_queries]
-    assert [(e["id"], e["relation"], e["direction"]) for e in presented["graph_relations"]] == [
-        (older, "refines", "out")
-    ]
-    bob_principal = resolve_key(tenancy.bob.key)
-    assert bob_principal is not None
-    [bob_view] = selectors.present(bob_principal, [record])
-    assert [(e["id"], e["direction"]) for e in bob_view["graph_relations"]] == [(draft, "in"), (older, "out")]
