@@ -6,7 +6,11 @@
   (``SET LOCAL`` x 2 in an ``atomic`` block, then the query: five statements), on ``bench/goals.py``'s
   project (load it first with ``bench/goals.py``), autocommit as in a web request;
 - presenting 10 search winners: records loaded with their workspace row (now) against records
-  loaded without it (before: one more statement in ``selectors.present``).
+  loaded without it (before: one more statement in ``selectors.present``);
+- a search's ranking (``search.hybrid_ranking``: query embedding, both rankers, fusion) with the
+  dense ranker on the request's connection after the keyword ranker (before) against the dense
+  ranker on a second pooled connection beside it (``mmw.db.aside``; a psycopg pool of 4 as
+  ``manage.py serve`` has).
 
 The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
 Prints ms p50 / p95 of each variant and the ratio after/before of the p50s. A benchmark, not a test.
@@ -24,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -51,6 +56,19 @@ def statements(op: Callable[[], object]) -> int:
     return len(captured.captured_queries)
 
 
+def side_pool() -> Any:
+    """A psycopg pool of 4 connections configured as Django's (what ``manage.py serve`` borrows from)."""
+    from django.db import connection
+    from psycopg_pool import ConnectionPool
+
+    params = connection.get_connection_params()
+    params["autocommit"] = True
+    configure = connection._configure_connection  # type: ignore[attr-defined]
+    pool = ConnectionPool(kwargs=params, min_size=4, max_size=4, configure=configure)
+    pool.wait()
+    return pool
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
@@ -61,6 +79,7 @@ def main() -> None:
     from accounts.keys import resolve_key
     from memories import search, selectors, vectors
     from memories.models import Memory
+    from mmw.db import aside
 
     tenant = common.bench_tenant(f"goals-{args.size}")
     size = latency.project_size(tenant)
@@ -86,7 +105,28 @@ def main() -> None:
     ids = [str(c.id) for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))
     plain = list(Memory.objects.filter(id__in=ids).select_related("author", "api_key"))
+    pool = side_pool()
+    questions = [texts.query() for _ in range(50)]
+
+    def ranking(with_pool: Any) -> Callable[[], object]:
+        def run() -> object:
+            turn[0] += 1
+            aside.side_pool = lambda alias="default": with_pool
+            return search.hybrid_ranking(qs, questions[turn[0] % len(questions)], 10, stats)
+
+        return run
+
+    def stats(terms: list[str]) -> search.TermStats:
+        return search.term_stats(principal.project.pk, terms)
+
     load = os.getloadavg()[0]
+    ranked = interleaved(
+        {
+            "before: dense ranker after the keyword ranker": ranking(None),
+            "after: dense ranker beside it": ranking(pool),
+        },
+        args.calls,
+    )
     dense = interleaved({"before: ORM ranker": old, "after: one round trip": new}, args.calls)
     present = interleaved(
         {
@@ -100,9 +140,12 @@ def main() -> None:
         "after: one round trip": statements(new),
         "before: records without their workspace": statements(lambda: selectors.present(principal, plain)),
         "after: workspace loaded with the record": statements(lambda: selectors.present(principal, joined)),
+        "before: dense ranker after the keyword ranker": statements(ranking(None)),
+        "after: dense ranker beside it": statements(ranking(pool)),
     }
     rows = []
-    for part, result in (("dense ranker, 50 candidates", dense), ("present 10 winners", present)):
+    parts = (("dense ranker, 50 candidates", dense), ("present 10 winners", present), ("search ranking", ranked))
+    for part, result in parts:
         (b_name, b), (a_name, a) = result.items()
         for name, s in ((b_name, b), (a_name, a)):
             rows.append([part, name, counts[name], f"{s['p50']} / {s['p95']}", ""])

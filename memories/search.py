@@ -12,6 +12,7 @@ winners of the fusion are loaded (``hybrid_hits`` loads ``Memory`` objects witho
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 import re
 import uuid
@@ -20,17 +21,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import psycopg
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import FloatField, QuerySet
+from django.db.models import FloatField, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
+from pgvector import Vector
 from pgvector.django import CosineDistance, VectorField
+from psycopg_pool import ConnectionPool
 
 from memories import sequence, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
+from mmw.db import aside
+
+logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Function words of the languages MMW serves; the 'simple' configuration keeps them, so they are
@@ -172,11 +179,41 @@ def hybrid_ranking(
     ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first,
     leaving out what ``floor`` leaves out."""
     depth = max(MIN_CANDIDATES, 4 * limit)
-    # The model embeds the query (CPU) while PostgreSQL ranks the keywords.
-    embedded = _EMBEDDER.submit(vectors.embed_query, query)
+    backend = vectors.current()
+    planned = NearestQuery.of(candidates, backend.model_id, backend.dim, depth)
+    # The model embeds the query (CPU) while PostgreSQL ranks the keywords; with a free pooled
+    # connection the dense ranker runs on it too, beside the keyword ranker (``_dense_aside``).
+    job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(candidates.db))
     keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
-    dense = _nearest_to(candidates, embedded.result(), depth)
+    embedded, found = job.result()
+    dense = _scaled(embedded, found) if found is not None else _nearest_to(candidates, embedded, depth)
     return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit, floor)
+
+
+Embedded = tuple[list[float], EmbeddingBackend] | None
+
+
+def _dense_aside(
+    query: str, planned: NearestQuery | None, pool: ConnectionPool[Any] | None
+) -> tuple[Embedded, list[Candidate] | None]:
+    """In the embedding thread: the query's embedding and, when ``pool`` lends a connection at
+    once and the statement was planned for this model, the dense ranker's candidates found on
+    that connection (else None: the request's thread runs the statement itself)."""
+    embedded = vectors.embed_query(query)
+    if embedded is None or planned is None or pool is None:
+        return embedded, None
+    vector, backend = embedded
+    if backend.model_id != planned.model_id or len(vector) != planned.dim:
+        return embedded, None
+    try:
+        with aside.borrowed(pool) as conn:
+            if conn is None:
+                return embedded, None
+            with conn.cursor() as cursor:
+                return embedded, planned.run(cursor, vector)
+    except psycopg.Error:
+        logger.warning("the dense ranker failed on a side connection; running it on the request's", exc_info=True)
+        return embedded, None
 
 
 def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[Candidate]:
@@ -390,48 +427,85 @@ def _term_sum(terms: list[str], weights: list[float], context_weight: float) -> 
     return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
 
 
-def _nearest_to(
-    candidates: QuerySet[Any], embedded: tuple[list[float], EmbeddingBackend] | None, limit: int
-) -> list[Candidate]:
-    """``nearest`` for an ``vectors.embed_query`` result (None: no model, no hits)."""
+def _nearest_to(candidates: QuerySet[Any], embedded: Embedded, limit: int) -> list[Candidate]:
+    """``nearest`` for an ``vectors.embed_query`` result (None: no model, no hits), with each
+    hit's relevance on the model's cosine scale."""
     if embedded is None:
         return []
     vector, backend = embedded
-    scale = cosine_scale(backend.model_id)
-    found = nearest(candidates, vector, backend.model_id, limit)
+    return _scaled(embedded, nearest(candidates, vector, backend.model_id, limit))
+
+
+def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:
+    """``found`` with each hit's relevance on the cosine scale of the model that embedded the query."""
+    if embedded is None:
+        return found
+    scale = cosine_scale(embedded[1].model_id)
     return [replace(c, relevance=scale.relevance(c.score)) for c in found]
 
 
 def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
     """Records of ``candidates`` carrying a ``model_id`` vector, nearest to ``vector`` by cosine
-    distance (score = 1 - distance). Uses the model's partial HNSW index with pgvector 0.8
-    iterative scans, so selective filters (one workspace, a tag) still return ``limit`` rows
-    instead of an emptied top-k. Shared by ``search`` and the archivist.
-
-    One round trip: the two ``SET LOCAL`` and the query go as one multi-statement query, which
-    PostgreSQL runs as one (implicit) transaction, so the settings hold for the query and end
-    with it (inside an ``atomic`` block, with that transaction, as before). This needs Django's
-    default client-side parameter binding (psycopg's ``ClientCursor``, simple query protocol):
-    with ``OPTIONS["server_side_binding"] = True`` PostgreSQL refuses several statements in one
-    prepared query (tests/memories/test_nearest_round_trip.py)."""
-    as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
-    ranked = (
-        candidates.filter(embedding_model=model_id)
-        .annotate(distance=CosineDistance(as_typed, vector))
-        .order_by("distance")
-        .values_list("id", "distance", "created_at")[:limit]
-    )
-    try:
-        sql, params = ranked.query.sql_with_params()
-    except EmptyResultSet:  # a scope that can hold nothing (``none()``, ``id__in=[]``)
+    distance (score = 1 - distance); see ``NearestQuery``. Shared by ``search`` and the archivist."""
+    planned = NearestQuery.of(candidates, model_id, len(vector), limit)
+    if planned is None:  # a scope that can hold nothing (``none()``, ``id__in=[]``)
         return []
-    settings_sql = f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; "
     with connection.cursor() as cursor:
-        cursor.execute(settings_sql + sql, params)
+        return planned.run(cursor, vector)
+
+
+# Stands for the query's vector in ``NearestQuery``'s compiled statement until ``run`` binds it.
+_QUERY_VECTOR = "mmw:query-vector"
+
+
+@dataclass(frozen=True)
+class NearestQuery:
+    """The dense ranker's statement, compiled before the query's vector is known (``run`` binds
+    it), so the thread that embeds the query can run it on a connection of its own.
+
+    Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective filters
+    (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k. One round
+    trip: the two ``SET LOCAL`` and the query go as one multi-statement query, which PostgreSQL
+    runs as one (implicit) transaction, so the settings hold for the query and end with it
+    (inside an ``atomic`` block, with that transaction). This needs Django's default client-side
+    parameter binding (psycopg's ``ClientCursor``, simple query protocol): with
+    ``OPTIONS["server_side_binding"] = True`` PostgreSQL refuses several statements in one
+    prepared query (tests/memories/test_nearest_round_trip.py)."""
+
+    sql: str
+    params: tuple[object, ...]
+    model_id: str
+    dim: int
+
+    @classmethod
+    def of(cls, candidates: QuerySet[Any], model_id: str, dim: int, limit: int) -> NearestQuery | None:
+        """The statement for the ``limit`` records of ``candidates`` nearest to a ``dim``-long
+        ``model_id`` vector; None for a scope that can hold nothing."""
+        as_typed = Cast("embedding", VectorField(dimensions=dim))
+        ranked = (
+            candidates.filter(embedding_model=model_id)
+            .annotate(distance=CosineDistance(as_typed, Value(_QUERY_VECTOR)))
+            .order_by("distance")
+            .values_list("id", "distance", "created_at")[:limit]
+        )
+        try:
+            sql, params = ranked.query.sql_with_params()
+        except EmptyResultSet:
+            return None
+        settings_sql = f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; "
+        return cls(settings_sql + sql, tuple(params), model_id, dim)
+
+    def run(self, cursor: Any, vector: Sequence[float]) -> list[Candidate]:
+        """The nearest records to ``vector`` (of this statement's model and length), best first,
+        read through ``cursor`` (Django's, or a side connection's)."""
+        if len(vector) != self.dim:
+            raise ValueError(f"a {len(vector)}-long vector for a statement planned for {self.dim}")
+        text = Vector(list(vector)).to_text()
+        params = [text if p == _QUERY_VECTOR else p for p in self.params]
+        cursor.execute(self.sql, params)
         while cursor.description is None and cursor.nextset():
             pass  # past the two SET results to the query's rows
-        rows = cursor.fetchall()
-    return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
+        return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in cursor.fetchall()]
 
 
 @dataclass(frozen=True)
