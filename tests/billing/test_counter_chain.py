@@ -122,3 +122,31 @@ def test_an_unlimited_step_after_an_unlimited_one_stops_with_the_chain(
     assert counters.hit_chain(steps) == [1, 1, 1, 1]
     assert counters.hit_chain(steps) == [2]
     assert [counters.peek(s.bucket) for s in steps] == [2, 1, 1, 1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_call_s_counters_commit_without_waiting_for_the_flush_and_the_setting_ends() -> None:
+    """Outside a transaction (a read call) the counter statement commits asynchronously; the
+    setting ends with it (the pooled connection's next statement commits synchronously again)."""
+    tag = uuid.uuid4().hex
+    assert not connection.in_atomic_block
+    with CaptureQueriesContext(connection) as captured:
+        assert counters.hit_chain(chain(tag, 5)) == [1, 1, 1]
+    [sql] = [q["sql"] for q in captured.captured_queries]
+    assert sql.startswith(counters.RELAXED_COMMIT)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)
+    assert counters.hit_chain(chain(tag, 5)) == [2, 2, 2]
+
+
+def test_inside_a_write_s_transaction_the_commit_stays_synchronous() -> None:
+    tag = uuid.uuid4().hex
+    assert connection.in_atomic_block  # the test's transaction stands for a write's
+    with CaptureQueriesContext(connection) as captured:
+        assert counters.hit_chain(chain(tag, 5)) == [1, 1, 1]
+    [sql] = [q["sql"] for q in captured.captured_queries]
+    assert "synchronous_commit" not in sql
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)
