@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--only", nargs="+", help="operations to profile (default: all)")
     parser.add_argument("--sql", action="store_true", help="list the SQL of one call of each operation")
-    parser.add_argument("--project", help="profile an existing bench project instead (e.g. goals-100000, from bench/goals.py)")
+    parser.add_argument("--project", help="an existing bench project instead (goals-100000: bench/goals.py)")
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
     from django.test import Client

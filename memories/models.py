@@ -71,6 +71,11 @@ def visibility_rule(principal: Principal) -> Q | None:
     return Q(account_id=principal.account.pk, project_id=principal.project.pk) & rule
 
 
+# Columns no reader of a record as a result needs (the vector and the two keyword indexes: several
+# KB per row to send and parse); the rankers read them in SQL, the archivist loads its own rows.
+NOT_PRESENTED = ("embedding", "search_document", "context_document")
+
+
 class MemoryQuerySet(models.QuerySet["Memory"]):
     def live(self) -> MemoryQuerySet:
         """Not forgotten and not past ``expires_at`` (the expiry job forgets those later)."""

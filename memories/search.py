@@ -34,7 +34,7 @@ from psycopg_pool import ConnectionPool
 
 from memories import sequence, vectors
 from memories.embeddings import EmbeddingBackend
-from memories.models import Memory
+from memories.models import NOT_PRESENTED, Memory
 from mmw.db import aside
 
 logger = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ def hybrid_hits(
         context_weight=sequence.CONTEXT_WEIGHT,
         floor=floor,
     )
-    loaded = candidates.defer("embedding").in_bulk([c.id for c in winners])
+    loaded = candidates.defer(*NOT_PRESENTED).in_bulk([c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
 
 

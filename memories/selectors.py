@@ -15,7 +15,7 @@ from django.db.models.functions import Now
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, statuses
-from memories.models import Memory, MemoryRelation, Visibility, workspace_live_counts
+from memories.models import NOT_PRESENTED, Memory, MemoryRelation, Visibility, workspace_live_counts
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
 
@@ -66,6 +66,12 @@ class MemoryFilters:
 PRESENTED_WITH = ("author", "api_key", "workspace")
 
 
+def _presentable(records: QuerySet[Memory]) -> QuerySet[Memory]:
+    """``records`` loaded as ``present`` reads them: with ``PRESENTED_WITH``, without the
+    ``NOT_PRESENTED`` columns."""
+    return records.select_related(*PRESENTED_WITH).defer(*NOT_PRESENTED)
+
+
 def memory_queryset(
     *, principal: Principal, workspace: str, filters: MemoryFilters | None = None
 ) -> QuerySet[Memory] | None:
@@ -74,7 +80,7 @@ def memory_queryset(
     or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
     named workspace does not exist yet; a deleted workspace or another project's id raises its
     error, as on writes."""
-    base = Memory.objects.visible_to(principal).live().select_related(*PRESENTED_WITH)
+    base = _presentable(Memory.objects.visible_to(principal).live())
     if workspace == ALL:
         qs = base.filter(workspace__deleted_at__isnull=True)
     else:
@@ -203,7 +209,7 @@ def memory_export(
 def _export_chunks(principal: Principal, ids: list[uuid.UUID]) -> Iterator[presenters.Record]:
     for start in range(0, len(ids), EXPORT_CHUNK):
         chunk = ids[start : start + EXPORT_CHUNK]
-        rows = Memory.objects.visible_to(principal).live().filter(id__in=chunk).select_related(*PRESENTED_WITH)
+        rows = _presentable(Memory.objects.visible_to(principal).live().filter(id__in=chunk))
         found = {r.id: r for r in rows}
         yield from present(principal, [found[i] for i in chunk if i in found])
 
@@ -332,7 +338,7 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
         wanted = uuid.UUID(str(memory_id))
     except ValueError:
         raise NotFound("memory not found") from None
-    record = Memory.objects.visible_to(principal).live().filter(id=wanted).select_related(*PRESENTED_WITH).first()
+    record = _presentable(Memory.objects.visible_to(principal).live().filter(id=wanted)).first()
     if record is None:
         raise NotFound("memory not found")
     return record
@@ -354,7 +360,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if state.workspace is None:
             return {**_envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
-    visible = Memory.objects.visible_to(principal).select_related(*PRESENTED_WITH)
+    visible = _presentable(Memory.objects.visible_to(principal))
     if fact_key is None:
         rows = list(visible.filter(id=anchor.id))
     else:

@@ -83,3 +83,27 @@ def test_the_browser_export_presents_with_the_workspace_loaded_too(tenancy: Tena
         exported = list(selectors.memory_export(principal=principal, payload={"workspace": "*"}))
     assert {r["workspace"] for r in exported} == {"default", "ops"}
     assert workspace_reads(captured) == []
+
+
+# A statement sending a record's vector or keyword index back (in its select list).
+HEAVY_COLUMN = re.compile(r'"memories_memory"\."(embedding|search_document|context_document)"(,| FROM)')
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda api, rid: api.call("GET", f"/memories/{rid}"),
+        lambda api, rid: api.call("GET", f"/memories/{rid}/history"),
+        lambda api, rid: api.call("POST", "/memories/search", {"query": "staging database"}),
+        lambda api, rid: api.call("POST", "/recall-context", {"task": "upgrade the staging database"}),
+    ],
+    ids=["get", "history", "search", "recall"],
+)
+def test_reads_do_not_load_vectors_or_keyword_indexes(tenancy: Tenancy, call: object) -> None:
+    api, record_id = seeded(tenancy)
+    with CaptureQueriesContext(connection) as captured:
+        code, answer = call(api, record_id)  # type: ignore[operator]
+    assert code == 200, answer
+    assert "staging" in str(answer)
+    heavy = [q["sql"][:300] for q in captured.captured_queries if HEAVY_COLUMN.search(q["sql"])]
+    assert heavy == []
