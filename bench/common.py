@@ -140,6 +140,22 @@ def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str
     return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 
 
+def orm_newest_ranked(found: QuerySet[Any], limit: int, context_weight: float, scores: Any) -> list[tuple[Any, ...]]:
+    """The keyword ranker's over-budget branch as it was before ``search._newest_ranked``: the
+    newest ``KEYWORD_SCORED_ROWS`` ids, then each row looked up again by id and scored. The
+    reference of ``bench/hotpaths.py`` and ``tests/memories/test_hybrid_search.py``."""
+    from memories import search
+
+    newest = found.order_by("-created_at").values("id")[: search.KEYWORD_SCORED_ROWS]
+    score, idf, count = scores
+    return list(
+        found.model.objects.filter(id__in=newest)
+        .annotate(rank=score, idf=idf, count=count)
+        .order_by("-rank", "-created_at")
+        .values_list("id", "rank", "created_at", "idf", "count")[:limit]
+    )
+
+
 @dataclass(frozen=True)
 class Tenant:
     api_key: str

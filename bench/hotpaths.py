@@ -10,7 +10,11 @@
 - a search's ranking (``search.hybrid_ranking``: query embedding, both rankers, fusion) with the
   dense ranker on the request's connection after the keyword ranker (before) against the dense
   ranker on a second pooled connection beside it (``mmw.db.aside``; a psycopg pool of 4 as
-  ``manage.py serve`` has).
+  ``manage.py serve`` has);
+- the keyword ranker for queries whose rarest word is in more than ``KEYWORD_SCORED_ROWS`` records
+  (its newest 1,000 matches scored): the ORM query that looked each of them up again by id
+  (``bench.common.orm_newest_ranked``, before) against one statement scoring the rows the
+  newest-first scan read (``search._newest_ranked``, after).
 
 The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
 Prints ms p50 / p95 of each variant and the ratio after/before of the p50s. A benchmark, not a test.
@@ -54,6 +58,17 @@ def statements(op: Callable[[], object]) -> int:
     with CaptureQueriesContext(connection) as captured:
         op()
     return len(captured.captured_queries)
+
+
+def _over_budget(search: Any, query: str, stats_of: Any) -> bool:
+    """Whether ``query``'s keyword ranking takes the newest-matches branch (its rarest word is in
+    more than ``KEYWORD_SCORED_ROWS`` records)."""
+    terms = search.keyword_terms(query)
+    if not terms:
+        return False
+    stats = stats_of(terms)
+    frequency = dict(zip(terms, stats.frequencies, strict=True))
+    return sum(frequency[t] for t in search.matching_terms(terms, stats)) > search.KEYWORD_SCORED_ROWS
 
 
 def side_pool() -> Any:
@@ -119,6 +134,18 @@ def main() -> None:
     def stats(terms: list[str]) -> search.TermStats:
         return search.term_stats(principal.project.pk, terms)
 
+    stats_of = stats
+    broad = [q for q in (texts.query() for _ in range(400)) if _over_budget(search, q, stats_of)][:20] or questions[:1]
+    real_newest = search._newest_ranked
+
+    def keyword(newest: Any) -> Callable[[], object]:
+        def run() -> object:
+            turn[0] += 1
+            search._newest_ranked = newest
+            return search.keyword_ranking(qs, broad[turn[0] % len(broad)], 50, stats_of, context_weight=0.3)
+
+        return run
+
     load = os.getloadavg()[0]
     ranked = interleaved(
         {
@@ -128,6 +155,13 @@ def main() -> None:
         args.calls,
     )
     dense = interleaved({"before: ORM ranker": old, "after: one round trip": new}, args.calls)
+    keywords = interleaved(
+        {
+            "before: newest matches looked up again": keyword(common.orm_newest_ranked),
+            "after: scored in the newest-first scan": keyword(real_newest),
+        },
+        args.calls,
+    )
     present = interleaved(
         {
             "before: records without their workspace": lambda: selectors.present(principal, plain),
@@ -142,9 +176,16 @@ def main() -> None:
         "after: workspace loaded with the record": statements(lambda: selectors.present(principal, joined)),
         "before: dense ranker after the keyword ranker": statements(ranking(None)),
         "after: dense ranker beside it": statements(ranking(pool)),
+        "before: newest matches looked up again": statements(keyword(common.orm_newest_ranked)),
+        "after: scored in the newest-first scan": statements(keyword(real_newest)),
     }
     rows = []
-    parts = (("dense ranker, 50 candidates", dense), ("present 10 winners", present), ("search ranking", ranked))
+    parts = (
+        ("dense ranker, 50 candidates", dense),
+        ("present 10 winners", present),
+        ("search ranking", ranked),
+        (f"keyword ranker, a word in > 1,000 records ({len(broad)} queries)", keywords),
+    )
     for part, result in parts:
         (b_name, b), (a_name, a) = result.items()
         for name, s in ((b_name, b), (a_name, a)):

@@ -389,17 +389,40 @@ def keyword_ranking(
     found = candidates.extra(where=[where], params=bound)  # noqa: S610 - bound
     frequency = dict(zip(terms, stats.frequencies, strict=True))
     if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS:  # only when one term alone is over
-        newest = found.order_by("-created_at").values("id")[:KEYWORD_SCORED_ROWS]
-        found = candidates.filter(id__in=newest)
-    ranked = (
-        found.annotate(rank=score, idf=matched_idf, count=matched_count)
-        .order_by("-rank", "-created_at")
-        .values_list("id", "rank", "created_at", "idf", "count")[:limit]
-    )
+        ranked = _newest_ranked(found, limit, context_weight, (score, matched_idf, matched_count))
+    else:
+        ranked = list(
+            found.annotate(rank=score, idf=matched_idf, count=matched_count)
+            .order_by("-rank", "-created_at")
+            .values_list("id", "rank", "created_at", "idf", "count")[:limit]
+        )
     return [
         Candidate(rid, float(rank), created, coverage(float(idf) / total_idf, float(count) / total_count))
         for rid, rank, created, idf, count in ranked
     ]
+
+
+def _newest_ranked(
+    found: QuerySet[Any], limit: int, context_weight: float, scores: tuple[RawSQL, RawSQL, RawSQL]
+) -> list[tuple[Any, ...]]:
+    """The best ``limit`` of the newest ``KEYWORD_SCORED_ROWS`` rows of ``found``, as
+    ``(id, rank, created_at, idf, count)``: scored over the rows the newest-first scan already
+    read (their keyword columns carried out of it), not by looking each one up again by id
+    (at 100k records that second pass was half of the statement: 1,000 index lookups)."""
+    columns = ["id", "created_at", "search_document"] + (["context_document"] if context_weight > 0 else [])
+    newest = found.order_by("-created_at").values(*columns)[:KEYWORD_SCORED_ROWS]
+    try:
+        inner, inner_params = newest.query.sql_with_params()
+    except EmptyResultSet:
+        return []
+    selected = ", ".join(f"{expr.sql} AS {name}" for expr, name in zip(scores, ("rank", "idf", "count"), strict=True))
+    # The expressions are ours (terms and weights bound as parameters), the inner query the ORM's.
+    order = "ORDER BY rank DESC, created_at DESC LIMIT %s"
+    sql = f"SELECT id, {selected}, created_at FROM ({inner}) AS newest {order}"  # noqa: S608
+    params = [p for expr in scores for p in expr.params] + list(inner_params) + [limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(rid, rank, created, idf, count) for rid, rank, idf, count, created in cursor.fetchall()]
 
 
 def coverage(idf_share: float, term_share: float) -> float:
