@@ -68,7 +68,7 @@ def _over_budget(search: Any, query: str, stats_of: Any) -> bool:
         return False
     stats = stats_of(terms)
     frequency = dict(zip(terms, stats.frequencies, strict=True))
-    return sum(frequency[t] for t in search.matching_terms(terms, stats)) > search.KEYWORD_SCORED_ROWS
+    return bool(sum(frequency[t] for t in search.matching_terms(terms, stats)) > search.KEYWORD_SCORED_ROWS)
 
 
 def side_pool() -> Any:
