@@ -210,7 +210,9 @@ def _dense_aside(
             if conn is None:
                 return embedded, None
             with conn.cursor() as cursor:
-                return embedded, planned.run(cursor, vector)
+                found = planned.run(cursor, vector)
+        logger.debug("the dense ranker ran on a side connection")
+        return embedded, found
     except psycopg.Error:
         logger.warning("the dense ranker failed on a side connection; running it on the request's", exc_info=True)
         return embedded, None
