@@ -314,14 +314,6 @@ def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int
     return {pid: found.get(pid, 0) for pid in wanted.values()}
 
 
-def workspace_live_counts(workspace_ids: Iterable[int]) -> dict[int, int]:
-    """Live records (not forgotten, whoever may read them) of each workspace, in one query over
-    ``LiveCount`` (a workspace with none is absent)."""
-    wanted = {f"w:{wid}": wid for wid in workspace_ids}
-    rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
-    return {wanted[scope]: int(records) for scope, records in rows}
-
-
 class TermStat(models.Model):
     """Document frequency of each keyword lexeme in a project, for the keyword ranker's IDF.
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
-from django.db.models.functions import Now
+from django.db.models import CharField, Count, Exists, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Cast, Coalesce, Concat, Now
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, statuses
-from memories.models import NOT_PRESENTED, Memory, MemoryRelation, Visibility, workspace_live_counts
+from memories.models import NOT_PRESENTED, LiveCount, Memory, MemoryRelation, Visibility, visibility_rule
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
 
@@ -455,20 +455,28 @@ def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
     department records) the caller cannot read, and the readable ones past ``expires_at`` that
     the expiry job has not forgotten yet; only those restricted or expired records are counted
     (partial indexes), so a workspace of project-visible records costs O(1) whatever its size."""
-    workspaces = list(Workspace.objects.filter(project=principal.project, deleted_at__isnull=True).order_by("name"))
-    visible = Memory.objects.visible_to(principal)
-    if visible.query.is_empty():  # an inactive membership reads nothing
+    live = LiveCount.objects.filter(scope=Concat(Value("w:"), Cast(OuterRef("pk"), CharField()))).values("records")
+    workspaces = list(
+        Workspace.objects.filter(project=principal.project, deleted_at__isnull=True)
+        .annotate(live=Coalesce(Subquery(live[:1]), 0))
+        .order_by("name")
+    )
+    rule = visibility_rule(principal)
+    if rule is None:  # an inactive membership reads nothing
         return [(ws, 0) for ws in workspaces]
-    live = workspace_live_counts([ws.pk for ws in workspaces])
     restricted = Q(visibility__in=[Visibility.AUTHOR, Visibility.DEPARTMENT])
     expired = Q(expires_at__lte=Now())
     candidates = Q(forgotten_at__isnull=True) & (restricted | expired)
-    every = Memory.objects.filter(project=principal.project).filter(candidates)
-    hidden = dict(  # restricted records of anyone, minus (below) the restricted ones the caller reads
-        every.values("workspace_id").annotate(n=Count("id", filter=restricted)).values_list("workspace_id", "n")
+    counted = (  # restricted records of anyone, the restricted ones the caller reads, the expired they read
+        Memory.objects.filter(project=principal.project)
+        .filter(candidates)
+        .values("workspace_id")
+        .annotate(
+            n=Count("id", filter=restricted),
+            mine=Count("id", filter=restricted & rule),
+            gone=Count("id", filter=expired & rule),
+        )
+        .values_list("workspace_id", "n", "mine", "gone")
     )
-    readable = visible.filter(candidates).values("workspace_id")
-    counted = readable.annotate(mine=Count("id", filter=restricted), gone=Count("id", filter=expired))
-    for ws_id, mine, gone in counted.values_list("workspace_id", "mine", "gone"):
-        hidden[ws_id] = hidden.get(ws_id, 0) - mine + gone
-    return [(ws, live.get(ws.pk, 0) - hidden.get(ws.pk, 0)) for ws in workspaces]
+    hidden = {ws_id: n - mine + gone for ws_id, n, mine, gone in counted}
+    return [(ws, ws.live - hidden.get(ws.pk, 0)) for ws in workspaces]
