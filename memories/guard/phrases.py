@@ -250,8 +250,9 @@ class _Anchor:
     """One word the text is scanned for, and what to try at each of its occurrences: the rule's
     combined regex right there (``direct``), at the starts found by ``heads`` a few bytes before
     (multi-word first alternatives such as "do not follow"), and ``later`` phrases anchored on
-    a later element.  ``finder`` matches the word as a whole word (a stem: as a word start); it
-    starts with the literal so the scan skips in C, with the left boundary as a lookbehind."""
+    a later element.  The word's offsets come from :meth:`Views.word_positions` (one
+    ``bytes.find`` scan); ``finder`` is the regex those offsets are the match starts of (the
+    scan made before, kept as the reference the tests compare with)."""
 
     word: _Word
     phrases: tuple[Phrase, ...]  # for the gate: is any of them possible in this text?
@@ -262,6 +263,8 @@ class _Anchor:
 
 
 def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Anchor:
+    if not re.fullmatch(LETTER + b"+", word.literal):
+        raise ValueError(f"an anchor word is letters only (Views.word_positions): {word.literal!r}")
     literal = re.escape(word.literal)
     right = LETTER + b"*+" if word.stem else _BOUNDARY
     heads = [w for p, w in entries if w is not None and p.anchor == 0]
@@ -299,11 +302,26 @@ def _match_around(pattern: re.Pattern[bytes], window: _Window, fold: bytes, at: 
     return None
 
 
+_ALL_SETS: list[PhraseSet] = []
+
+
+def _prefetch(views: Views) -> None:
+    """The pre-pass, once per views: the anchor words of every phrase rule that can match here
+    (the word occurs and one of its phrases passes its gate), found all at once
+    (:meth:`Views.prefetch_word_positions`) rather than in one scan per word and rule."""
+    if "phrase_anchors" in views.memo:
+        return
+    views.memo["phrase_anchors"] = True
+    views.prefetch_word_positions(
+        (anchor.word.literal, anchor.word.stem) for phrases in _ALL_SETS for anchor in phrases.possible(views)
+    )
+
+
 class PhraseSet:
     """The phrases of one rule, indexed by their anchor words.  For each anchor word that occurs
     in the text (a set lookup) and whose phrases pass :meth:`Phrase.gate`, the word's offsets
-    are found by a literal-first regex (cached across rules) and the phrases tried there: the
-    directly anchored ones all at once through :attr:`combined`."""
+    are found (by :func:`_prefetch` for all rules at once, cached) and the phrases tried there:
+    the directly anchored ones all at once through :attr:`combined`."""
 
     def __init__(self, *phrases: Phrase) -> None:
         self.phrases = phrases
@@ -317,6 +335,13 @@ class PhraseSet:
         # every phrase matched at its first word, as one alternation: one C call per position
         direct = [p for p in phrases if p.anchor == 0]
         self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in direct))
+        _ALL_SETS.append(self)
+
+    def possible(self, views: Views) -> Iterator[_Anchor]:
+        """The anchors worth scanning for: the word occurs and one of its phrases passes its gate."""
+        for anchor in self.anchors:
+            if anchor.word.present(views) and any(p.gate(views) for p in anchor.phrases):
+                yield anchor
 
     def find(self, views: Views) -> Iterator[tuple[int, int]]:
         """Spans (fold coordinates) of the phrases; letter-spaced hits come as UNLOCATED."""
@@ -332,13 +357,10 @@ class PhraseSet:
 
     def _find(self, views: Views) -> Iterator[tuple[int, int]]:
         fold = views.fold
-        for anchor in self.anchors:
-            if not anchor.word.present(views):
-                continue
-            if not any(p.gate(views) for p in anchor.phrases):
-                continue
+        _prefetch(views)
+        for anchor in self.possible(views):
             later = [(p, w) for p, w in anchor.later if p.gate(views)]
-            for at in views.word_positions(anchor.finder):
+            for at in views.word_positions(anchor.word.literal, stem=anchor.word.stem):
                 match = self.combined.match(fold, at) if anchor.direct else None
                 if match is None and anchor.heads is not None:
                     match = _match_around(self.combined, anchor.heads, fold, at)

@@ -1,0 +1,129 @@
+"""The guard's gating and pre-pass skip work, never a detection.
+
+- Every rule still catches each of its own positive cases (test_rules.CASES) wherever the case
+  stands in a long text: alone, amid neutral prose that opens no other gate (the pre-pass then
+  finds few anchor words and scans for each), and amid the bench's ordinary notes (many gates
+  open: one automaton pass).  Both ways of finding the anchor words are forced in turn, so a
+  rule wrongly gated out, or an anchor missed by either search, fails here.
+- The anchor offsets equal the regex scan the phrase rules made before (``_Anchor.finder``),
+  and the line bounds of ``cli_credentials`` equal the newline-list bisection they replaced, on
+  the corpora and on generated texts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memories.guard import RULES, GuardRejection, screen_text, textviews
+from memories.guard.phrases import _ALL_SETS
+from memories.guard.secrets import _lines
+from memories.guard.textviews import Views
+from tests.memories.guard.test_rules import CASES
+
+CORPORA = Path(__file__).resolve().parents[3] / "bench" / "guard"
+_ORDINARY_ROWS = [json.loads(line)["text"] for line in (CORPORA / "ordinary.jsonl").read_text("utf-8").splitlines()]
+ORDINARY = "\n\n".join(_ORDINARY_ROWS)[:8_000]
+NEUTRAL = "The weather report for Tuesday mentions light rain over the hills near the lake.\n" * 60
+FILLERS = {"alone": "", "neutral": NEUTRAL, "ordinary": ORDINARY}
+BATCH = {"one scan per word": 10**9, "automaton": 0}
+POSITIVE = [(rule_id, i, text) for rule_id, (positive, _) in CASES.items() for i, text in enumerate(positive)]
+RULE = {rule.id: rule for rule in RULES}
+ANCHORS = {(a.word.literal, a.word.stem): a for phrases in _ALL_SETS for a in phrases.anchors}
+
+
+def _embedded(text: str, filler: str) -> tuple[str, int]:
+    """``text`` in the middle of ``filler`` (its own paragraph) and where it starts."""
+    if not filler:
+        return text, 0
+    half = len(filler) // 2
+    before = filler[:half].rsplit("\n", 1)[0] + "\n\n"
+    return before + text + "\n\n" + filler[half:], len(before)
+
+
+@pytest.mark.parametrize("batch", BATCH.values(), ids=list(BATCH))
+@pytest.mark.parametrize("filler", FILLERS, ids=list(FILLERS))
+@pytest.mark.parametrize(("rule_id", "i", "text"), POSITIVE, ids=[f"{r}-{i}" for r, i, _ in POSITIVE])
+def test_every_rule_catches_its_positive_cases_wherever_they_stand(
+    rule_id: str, i: int, text: str, filler: str, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(textviews, "BATCH_MIN", batch)
+    whole, start = _embedded(text, FILLERS[filler])
+    spans = list(RULE[rule_id].find(Views(whole)))
+    assert spans, f"{rule_id} missed its case {i} ({filler}): {text!r}"
+    if RULE[rule_id].kind == "redact":
+        assert any(start <= s and e <= start + len(text) for s, e in spans), (rule_id, spans)
+        assert text not in screen_text(whole).text
+    else:
+        with pytest.raises(GuardRejection):
+            screen_text(whole)
+
+
+def reference_offsets(views: Views, word: bytes, stem: bool) -> tuple[int, ...]:
+    """The anchor scan before the pre-pass: the anchor's literal-first regex over the fold view."""
+    return tuple(m.start() for m in ANCHORS[(word, stem)].finder.finditer(views.fold))
+
+
+def assert_anchor_offsets_as_before(text: str) -> None:
+    scanned, batched = Views(text), Views(text)
+    batched.prefetch_word_positions(ANCHORS)  # every anchor word: the automaton
+    assert len(ANCHORS) >= textviews.BATCH_MIN
+    for word, stem in ANCHORS:
+        expected = reference_offsets(scanned, word, stem)
+        assert scanned.word_positions(word, stem=stem) == expected, (word, stem, text[:200])
+        assert batched.word_positions(word, stem=stem) == expected, (word, stem, text[:200])
+
+
+def _corpus_texts() -> list[str]:
+    names = ("secrets.jsonl", "heldout.jsonl", "ordinary.jsonl", "poisoning.jsonl")
+    rows = [json.loads(line)["text"] for n in names for line in (CORPORA / n).read_text("utf-8").splitlines()]
+    return rows + [t for pos, neg in CASES.values() for t in pos + neg]
+
+
+def test_anchor_offsets_as_before_on_the_corpora_and_cases() -> None:
+    for text in _corpus_texts():
+        assert_anchor_offsets_as_before(text)
+    assert_anchor_offsets_as_before("\n\n".join(_ORDINARY_ROWS))
+
+
+_WORDS = sorted({(w.decode("latin-1"), stem) for w, stem in ANCHORS})
+WORD_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from([w for w, _ in _WORDS]),
+        st.sampled_from([" ", "\n", "2", "9", "x", "é", "И", "_", "-", "'", "0", "ignore", "instruction", "\u200b"]),
+        st.text(alphabet="abcdeinorstuy 269", max_size=6),
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(WORD_TEXTS)
+def test_anchor_offsets_as_before_on_generated_texts(text: str) -> None:
+    assert_anchor_offsets_as_before(text)
+
+
+def reference_lines(views: Views, needle: bytes) -> list[tuple[int, int, list[int]]]:
+    """``secrets._lines`` as it was: bisection in the list of every newline offset."""
+    newlines = [m.start() for m in re.finditer(b"\n", views.lower)]
+    lines: dict[int, tuple[int, int, list[int]]] = {}
+    for at in views.positions(needle):
+        i = bisect.bisect_left(newlines, at)
+        start = newlines[i - 1] + 1 if i > 0 else 0
+        end = newlines[i] if i < len(newlines) else len(views.text)
+        lines.setdefault(start, (start, end, []))[2].append(at)
+    return list(lines.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["mysql", "-u ", "--user", "\n", "a", " ", "curl", "-p"]), max_size=30).map("".join))
+def test_cli_line_bounds_as_before(text: str) -> None:
+    views = Views(text)
+    for needle in (b"mysql", b"-u ", b"--user"):
+        assert _lines(views, needle) == reference_lines(views, needle), text
