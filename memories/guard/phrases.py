@@ -79,6 +79,14 @@ class _Alt:
     def squashed(self) -> bytes:
         return _SEP_SQ.join(w.squashed() for w in self.words)
 
+    def spaced_literal_first(self) -> bytes:
+        """``(?<!LETTER)`` + :meth:`spaced`, written with the boundary checked right after the
+        first word's literal (the same matches): a pattern starting with literals lets ``re``
+        skip to them instead of trying the look-behind at every offset of a window."""
+        first, literal = self.words[0], re.escape(self.words[0].literal)
+        head = literal + b"(?<!" + LETTER + literal + b")" + (LETTER + b"*+" if first.stem else b"")
+        return head + b"".join(_BOUNDARY + _SEP + w.spaced() for w in self.words[1:])
+
     def present(self, views: Views) -> bool:
         return all(w.present(views) for w in self.words)
 
@@ -210,7 +218,8 @@ class Phrase:
         first = self.elements[0]
         if self.anchor:
             back = int(sum(el.max_len() for el in self.elements[: self.anchor]) * 1.5)
-            window = _Window(re.compile(b"(?<!" + LETTER + b")" + first.group(False)), back)
+            heads = b"(?:" + b"|".join(a.spaced_literal_first() for a in first.alts) + b")" + _BOUNDARY
+            window = _Window(re.compile(heads), back)
             for alt in self.elements[self.anchor].alts:
                 yield alt.words[-1], window
             return
@@ -221,7 +230,7 @@ class Phrase:
                 continue
             before = alt.words[: alt.words.index(longest)]
             back = 2 * sum(len(w.literal) + 2 for w in before) + 8
-            yield longest, _Window(re.compile(b"(?<!" + LETTER + b")" + alt.spaced() + _BOUNDARY), back)
+            yield longest, _Window(re.compile(alt.spaced_literal_first() + _BOUNDARY), back)
 
     def gate(self, views: Views) -> bool:
         """Necessary condition: every required element has an alternative whose words all occur
@@ -335,13 +344,28 @@ class PhraseSet:
         # every phrase matched at its first word, as one alternation: one C call per position
         direct = [p for p in phrases if p.anchor == 0]
         self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in direct))
+        # anchor indices by word: which anchors occur is one set intersection, not a loop
+        self._by_word: dict[bytes, list[int]] = {}
+        for i, anchor in enumerate(self.anchors):
+            if not anchor.word.stem:
+                self._by_word.setdefault(anchor.word.literal, []).append(i)
+        self._words = frozenset(self._by_word)
+        self._stems = tuple((a.word.literal[:_STEM_MIN], i) for i, a in enumerate(self.anchors) if a.word.stem)
+        self._memo_key = f"possible anchors {id(self)}"
         _ALL_SETS.append(self)
 
-    def possible(self, views: Views) -> Iterator[_Anchor]:
-        """The anchors worth scanning for: the word occurs and one of its phrases passes its gate."""
-        for anchor in self.anchors:
-            if anchor.word.present(views) and any(p.gate(views) for p in anchor.phrases):
-                yield anchor
+    def possible(self, views: Views) -> tuple[_Anchor, ...]:
+        """The anchors worth scanning for, in table order (computed once per views): the word
+        occurs (:meth:`_Word.present`) and one of its phrases passes its gate."""
+        found = views.memo.get(self._memo_key)
+        if found is None:
+            chosen = [i for word in self._words.intersection(views.words) for i in self._by_word[word]]
+            if self._stems:
+                prefixes = views.prefixes
+                chosen += [i for prefix, i in self._stems if prefix in prefixes]
+            anchors = (self.anchors[i] for i in sorted(chosen))
+            found = views.memo[self._memo_key] = tuple(a for a in anchors if any(p.gate(views) for p in a.phrases))
+        return found  # type: ignore[return-value]
 
     def find(self, views: Views) -> Iterator[tuple[int, int]]:
         """Spans (fold coordinates) of the phrases; letter-spaced hits come as UNLOCATED."""

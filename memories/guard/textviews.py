@@ -194,9 +194,11 @@ _SPACED_RUN = re.compile(rb"(?<!%s)%s(?!%s)(?:[ .\-_*]%s(?!%s))++" % (_L, _L, _L
 
 
 BATCH_MIN = 12
-"""From this many words on, :meth:`Views.prefetch_word_positions` builds an automaton: on 100,000
-characters one ``bytes.find`` scan costs ~0.07-0.09 ms and the automaton's pass ~0.9 ms (built in
-~0.02 ms for ~30 words); on 1,000 characters ~1 us a scan against ~0.02 ms."""
+BATCH_MIN_CHARS = 2_000
+"""From this many words, on a text this long, :meth:`Views.prefetch_word_positions` builds an
+automaton: on 100,000 characters one ``bytes.find`` scan costs ~0.07-0.09 ms and the automaton's
+pass ~0.9 ms (built in ~0.02 ms for ~30 words); on 1,000 characters ~1 us a scan against
+~0.025 ms."""
 
 
 def _word_needle(word: bytes, stem: bool) -> bytes:
@@ -273,7 +275,7 @@ class Views:
         :meth:`word_positions` (a scan each is cheaper than building the automaton).  The
         offsets are the same either way: every occurrence of each needle, in order."""
         needles = {_word_needle(word, stem) for word, stem in words} - self._positions.keys()
-        if not needles or len(needles) < BATCH_MIN:
+        if not needles or len(needles) < BATCH_MIN or len(self.letters) < BATCH_MIN_CHARS:
             return
         automaton = ahocorasick.Automaton()
         for needle in needles:

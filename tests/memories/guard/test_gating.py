@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memories.guard import RULES, GuardRejection, screen_text, textviews
-from memories.guard.phrases import _ALL_SETS
+from memories.guard.phrases import _ALL_SETS, LETTER
 from memories.guard.secrets import _lines
 from memories.guard.textviews import Views
 from tests.memories.guard.test_rules import CASES
@@ -54,6 +54,7 @@ def test_every_rule_catches_its_positive_cases_wherever_they_stand(
     rule_id: str, i: int, text: str, filler: str, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(textviews, "BATCH_MIN", batch)
+    monkeypatch.setattr(textviews, "BATCH_MIN_CHARS", batch)
     whole, start = _embedded(text, FILLERS[filler])
     spans = list(RULE[rule_id].find(Views(whole)))
     assert spans, f"{rule_id} missed its case {i} ({filler}): {text!r}"
@@ -72,7 +73,9 @@ def reference_offsets(views: Views, word: bytes, stem: bool) -> tuple[int, ...]:
 
 def assert_anchor_offsets_as_before(text: str) -> None:
     scanned, batched = Views(text), Views(text)
-    batched.prefetch_word_positions(ANCHORS)  # every anchor word: the automaton
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(textviews, "BATCH_MIN_CHARS", 0)
+        batched.prefetch_word_positions(ANCHORS)  # every anchor word: the automaton
     assert len(ANCHORS) >= textviews.BATCH_MIN
     for word, stem in ANCHORS:
         expected = reference_offsets(scanned, word, stem)
@@ -127,3 +130,37 @@ def test_cli_line_bounds_as_before(text: str) -> None:
     views = Views(text)
     for needle in (b"mysql", b"-u ", b"--user"):
         assert _lines(views, needle) == reference_lines(views, needle), text
+
+
+ALTS = sorted(
+    {alt for phrases in _ALL_SETS for phrase in phrases.phrases for el in phrase.elements for alt in el.alts},
+    key=lambda alt: [w.literal for w in alt.words],
+)
+ALT_PATTERNS = [
+    (re.compile(b"(?<!" + LETTER + b")" + alt.spaced()), re.compile(alt.spaced_literal_first())) for alt in ALTS
+]
+ALT_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(sorted({w.literal.decode("latin-1") for alt in ALTS for w in alt.words})),
+        st.sampled_from([" ", "  ", ", ", "\n", "*", "-", "2", "x", "é", "'"]),
+    ),
+    max_size=16,
+).map("".join)
+
+
+def assert_literal_first_as_before(fold: bytes) -> None:
+    for before, now in ALT_PATTERNS:
+        assert [m.span() for m in now.finditer(fold)] == [m.span() for m in before.finditer(fold)], now.pattern
+
+
+@settings(max_examples=200, deadline=None)
+@given(ALT_TEXTS)
+def test_window_heads_find_what_the_lookbehind_first_patterns_found(text: str) -> None:
+    """The look-back windows' head patterns put the literal first; they match where the
+    ``(?<!letter)`` + words patterns they replaced matched."""
+    assert_literal_first_as_before(text.encode("latin-1"))
+
+
+def test_window_heads_as_before_on_the_poisoning_corpus() -> None:
+    for line in (CORPORA / "poisoning.jsonl").read_text("utf-8").splitlines():
+        assert_literal_first_as_before(Views(json.loads(line)["text"]).fold)
