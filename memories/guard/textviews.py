@@ -25,6 +25,7 @@ Views (all ``bytes``):
 from __future__ import annotations
 
 import codecs
+import operator
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -188,6 +189,7 @@ _SHAPE_TABLE = bytes(
 _COMPAT = re.compile(
     "[\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\ufe50-\ufe6b\uff01-\uff5e\U0001d400-\U0001d7ff]+"
 )
+_FIRST_FIVE = operator.itemgetter(slice(None, 5))
 _RARE_SINGLE_LETTERS = frozenset(bytes([c]) for c in b"bfghkpqrvwz")
 _L = rb"[a-z\x80-\xff]"
 _SPACED_RUN = re.compile(rb"(?<!%s)%s(?!%s)(?:[ .\-_*]%s(?!%s))++" % (_L, _L, _L, _L, _L))
@@ -345,7 +347,7 @@ class Views:
     @cached_property
     def prefixes(self) -> frozenset[bytes]:
         """The first five bytes of every word (the gate for stems such as ``игнорир*``)."""
-        return frozenset(w[:5] for w in self.words)
+        return frozenset(map(_FIRST_FIVE, self.words))  # C-level: no Python frame per word
 
     @cached_property
     def letter_spaced(self) -> bool:
