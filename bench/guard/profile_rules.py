@@ -5,14 +5,17 @@ computed, so a rule is charged only for its own scans), CPU time.
     .venv/bin/python bench/guard/profile_rules.py [--runs 30] [--against REV]
 
 ``--against REV`` also times ``screen_text`` of the guard as it was at git revision ``REV``
-(exported to a temporary package), interleaved with today's in the same run, and prints the
-ratio: on a shared, noisy machine only a same-run ratio means anything.
+(exported to a temporary package), interleaved with today's in the same run, on the first
+1,000 and 10,000 characters and on the whole 100,000, and prints the ratios: on a shared, noisy
+machine only a same-run ratio means anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import statistics
 import subprocess
 import sys
@@ -129,12 +132,19 @@ def main() -> None:
     print(f"{'screen_text (100k chars)':28} {total:8.2f}")
     if args.against:
         before = guard_at(args.against)
-        now_ms, then_ms = [], []
-        for _ in range(args.runs):  # interleaved, so both see the same load
-            then_ms.append(cpu_ms(lambda: before(text), 1))
-            now_ms.append(cpu_ms(lambda: screen_text(text), 1))
-        now, then = statistics.median(now_ms), statistics.median(then_ms)
-        print(f"screen_text at {args.against}: {then:.2f} ms, now {now:.2f} ms, ratio now/then {now / then:.2f}")
+        for size in (1_000, 10_000, len(text)):  # interleaved, so both see the same load
+            part = text[:size]
+            for _ in range(3):
+                before(part), screen_text(part)
+            now_ms, then_ms = [], []
+            for _ in range(args.runs * 10 if size < len(text) else args.runs):  # small texts: more runs
+                then_ms.append(cpu_ms(functools.partial(before, part), 1))
+                now_ms.append(cpu_ms(functools.partial(screen_text, part), 1))
+            now, then = statistics.median(now_ms), statistics.median(then_ms)
+            print(
+                f"screen_text on {size:,} chars at {args.against}: {then:.3f} ms, now {now:.3f} ms, "
+                f"ratio now/then {now / then:.2f} (load average {os.getloadavg()[0]:.1f})"
+            )
 
 
 if __name__ == "__main__":
