@@ -20,6 +20,9 @@ Views (all ``bytes``):
 - ``words`` — the set of words of ``fold`` (punctuation split), for O(1) keyword gates.
 - ``despaced`` — ``fold`` with l e t t e r - s p a c e d runs collapsed, computed only when the
   word set shows letter spacing.
+- ``letters`` — ``fold`` with every non-letter as a space, one space added at each end: a whole
+  word is `` word `` there, so the phrase rules' anchor words are found by ``bytes.find`` or, many
+  at once, by one Aho-Corasick pass (:meth:`Views.prefetch_word_positions`).
 """
 
 from __future__ import annotations
