@@ -32,6 +32,7 @@ _SEP = rb"[ \t,\"'()*_\-]*+\r?\n?[ \t,\"'()*_\-]*+"
 _BOUNDARY = b"(?!" + LETTER + b")"
 _SEP_SQ = rb"[,()]*+"
 _STEM_MIN = 5
+_NEVER = re.compile(b"(?!)")
 UNLOCATED = (-1, -1)
 
 
@@ -168,6 +169,7 @@ class _Window:
 
     head: re.Pattern[bytes]
     back: int
+    first: tuple[_Word, ...] = ()  # the first words of the heads: what stands where one matches
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ class Phrase:
         if self.anchor:
             back = int(sum(el.max_len() for el in self.elements[: self.anchor]) * 1.5)
             heads = b"(?:" + b"|".join(a.spaced_literal_first() for a in first.alts) + b")" + _BOUNDARY
-            window = _Window(re.compile(heads), back)
+            window = _Window(re.compile(heads), back, tuple(a.words[0] for a in first.alts))
             for alt in self.elements[self.anchor].alts:
                 yield alt.words[-1], window
             return
@@ -230,7 +232,7 @@ class Phrase:
                 continue
             before = alt.words[: alt.words.index(longest)]
             back = 2 * sum(len(w.literal) + 2 for w in before) + 8
-            yield longest, _Window(re.compile(alt.spaced_literal_first() + _BOUNDARY), back)
+            yield longest, _Window(re.compile(alt.spaced_literal_first() + _BOUNDARY), back, (alt.words[0],))
 
     def gate(self, views: Views) -> bool:
         """Necessary condition: every required element has an alternative whose words all occur
@@ -280,7 +282,8 @@ def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Ancho
     head = None
     if heads:
         pattern = b"|".join(b"(?:" + w.head.pattern + b")" for w in dict.fromkeys(heads))
-        head = _Window(re.compile(pattern), max(w.back for w in heads))
+        firsts = tuple(dict.fromkeys(word for w in heads for word in w.first))
+        head = _Window(re.compile(pattern), max(w.back for w in heads), firsts)
     return _Anchor(
         word,
         tuple(dict.fromkeys(p for p, _ in entries)),
@@ -291,6 +294,20 @@ def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Ancho
         tuple(dict.fromkeys((p, w) for p, w in entries if w is not None and p.anchor != 0)),
         re.compile(literal + b"(?<!" + LETTER + literal + b")" + right),
     )
+
+
+def _may_start(first: _Word, word: _Word) -> bool:
+    """Can a phrase whose first word is ``first`` match where ``word`` starts (a whole word: the
+    run of letters there is ``word``; a stem: the run starts with it)?  The first word of a
+    phrase is a whole word (followed by a non-letter) or a stem, so this is a necessary
+    condition."""
+    if not first.stem and not word.stem:
+        return first.literal == word.literal
+    if first.stem and not word.stem:
+        return word.literal.startswith(first.literal)
+    if not first.stem:
+        return first.literal.startswith(word.literal)
+    return first.literal.startswith(word.literal) or word.literal.startswith(first.literal)
 
 
 def _starts(window: _Window, fold: bytes, at: int) -> list[int]:
@@ -342,8 +359,9 @@ class PhraseSet:
                 index.setdefault((head.literal, head.stem), []).append((phrase, window))
         self.anchors = tuple(_anchor(_Word(lit, stem), entries) for (lit, stem), entries in index.items())
         # every phrase matched at its first word, as one alternation: one C call per position
-        direct = [p for p in phrases if p.anchor == 0]
-        self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in direct))
+        self._direct = [p for p in phrases if p.anchor == 0]
+        self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in self._direct))
+        self._tries_by_words: dict[tuple[_Word, ...], re.Pattern[bytes]] = {}
         # anchor indices by word: which anchors occur is one set intersection, not a loop
         self._by_word: dict[bytes, list[int]] = {}
         for i, anchor in enumerate(self.anchors):
@@ -379,15 +397,34 @@ class PhraseSet:
                 if phrase.squashed_gate(views) and phrase.squashed.search(runs):
                     yield UNLOCATED
 
+    def tries(self, words: tuple[_Word, ...]) -> re.Pattern[bytes]:
+        """:attr:`combined` without the phrases that cannot match where one of ``words`` starts
+        (:func:`_may_start`), in the same order: ``match`` at such an offset gives exactly what
+        :attr:`combined` gives (the phrases left out fail there), without trying every
+        alternative.  Compiled on first use, kept."""
+        found = self._tries_by_words.get(words)
+        if found is None:
+            kept = [
+                p
+                for p in self._direct
+                if any(_may_start(alt.words[0], word) for alt in p.elements[0].alts for word in words)
+            ]
+            found = re.compile(b"|".join(b"(?:" + p.source + b")" for p in kept)) if kept else _NEVER
+            self._tries_by_words[words] = found
+        return found
+
     def _find(self, views: Views) -> Iterator[tuple[int, int]]:
         fold = views.fold
         _prefetch(views)
         for anchor in self.possible(views):
             later = [(p, w) for p, w in anchor.later if p.gate(views)]
+            direct = self.tries((anchor.word,)) if anchor.direct else None
+            window = anchor.heads
+            heads = self.tries(window.first) if window is not None else None
             for at in views.word_positions(anchor.word.literal, stem=anchor.word.stem):
-                match = self.combined.match(fold, at) if anchor.direct else None
-                if match is None and anchor.heads is not None:
-                    match = _match_around(self.combined, anchor.heads, fold, at)
+                match = direct.match(fold, at) if direct is not None else None
+                if match is None and window is not None and heads is not None:
+                    match = _match_around(heads, window, fold, at)
                 if match is not None:
                     yield match.span()
                 for phrase, window in later:

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memories.guard import RULES, GuardRejection, screen_text, textviews
-from memories.guard.phrases import _ALL_SETS, LETTER
+from memories.guard.phrases import _ALL_SETS, LETTER, Phrase, PhraseSet, Req, _Word
 from memories.guard.secrets import _lines
 from memories.guard.textviews import Views
 from tests.memories.guard.test_rules import CASES
@@ -164,3 +164,61 @@ def test_window_heads_find_what_the_lookbehind_first_patterns_found(text: str) -
 def test_window_heads_as_before_on_the_poisoning_corpus() -> None:
     for line in (CORPORA / "poisoning.jsonl").read_text("utf-8").splitlines():
         assert_literal_first_as_before(Views(json.loads(line)["text"]).fold)
+
+
+def assert_tries_as_combined(text: str, sets: list[PhraseSet] = _ALL_SETS) -> None:
+    """Where an anchor word (or a window head) stands, the phrases kept for it match exactly
+    what the rule's whole alternation matches."""
+    views = Views(text)
+    fold = views.fold
+    for phrases in sets:
+        for anchor in phrases.anchors:
+            offsets = list(views.word_positions(anchor.word.literal, stem=anchor.word.stem))
+            groups: list[tuple[tuple[_Word, ...], list[int]]] = [((anchor.word,), offsets)]
+            if anchor.heads is not None:
+                heads = [m.start() for m in anchor.heads.head.finditer(fold)]
+                groups.append((anchor.heads.first, heads))
+            for words, starts in groups:
+                kept = phrases.tries(words)
+                for at in starts:
+                    expected = phrases.combined.match(fold, at)
+                    found = kept.match(fold, at)
+                    assert (found and found.span()) == (expected and expected.span()), (words, at, text[:200])
+
+
+def test_kept_phrases_match_as_the_whole_alternation_on_the_corpora_and_cases() -> None:
+    for text in _corpus_texts():
+        assert_tries_as_combined(text)
+
+
+PHRASE_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(sorted({w.literal.decode("latin-1") for alt in ALTS for w in alt.words})),
+        st.sampled_from([" ", "  ", ", ", "\n", "-", "2", "é", ":", ".", "https://x.io"]),
+    ),
+    max_size=14,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PHRASE_TEXTS)
+def test_kept_phrases_match_as_the_whole_alternation_on_generated_texts(text: str) -> None:
+    assert_tries_as_combined(text)
+
+
+def test_a_phrase_is_kept_wherever_its_first_word_can_stand() -> None:
+    """The stem cases, which today's tables do not exercise: a stem first word ("ignor*") where a
+    longer whole word starts ("ignore", "ignorance") and the other way round."""
+    registered = list(_ALL_SETS)
+    try:
+        rule = PhraseSet(
+            Phrase.of(Req("ignore"), Req("all")),
+            Phrase.of(Req("ignor*"), Req("rules")),
+            Phrase.of(Req("ignorance"), Req("rules")),
+            Phrase.of(Req("ignora*"), Req("rules")),
+        )
+    finally:
+        _ALL_SETS[:] = registered  # not a rule of the guard: keep it out of the pre-pass
+    for text in ("please ignore rules", "ignorance rules", "ignore all", "ignorant rules, ignore all"):
+        assert_tries_as_combined(text, [rule])
+    assert list(rule.find(Views("please ignore rules"))) == [(7, 19)]
