@@ -29,8 +29,8 @@ from tests.memories.guard.test_rules import CASES
 
 CORPORA = Path(__file__).resolve().parents[3] / "bench" / "guard"
 _ORDINARY_ROWS = [json.loads(line)["text"] for line in (CORPORA / "ordinary.jsonl").read_text("utf-8").splitlines()]
-ORDINARY = "\n\n".join(_ORDINARY_ROWS)[:8_000]
-NEUTRAL = "The weather report for Tuesday mentions light rain over the hills near the lake.\n" * 60
+ORDINARY = "\n\n".join(_ORDINARY_ROWS)[:4_000]
+NEUTRAL = "The weather report for Tuesday mentions light rain over the hills near the lake.\n" * 30
 FILLERS = {"alone": "", "neutral": NEUTRAL, "ordinary": ORDINARY}
 BATCH = {"one scan per word": 10**9, "automaton": 0}
 POSITIVE = [(rule_id, i, text) for rule_id, (positive, _) in CASES.items() for i, text in enumerate(positive)]
@@ -106,7 +106,7 @@ WORD_TEXTS = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(WORD_TEXTS)
 def test_anchor_offsets_as_before_on_generated_texts(text: str) -> None:
     assert_anchor_offsets_as_before(text)
@@ -124,7 +124,7 @@ def reference_lines(views: Views, needle: bytes) -> list[tuple[int, int, list[in
     return list(lines.values())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(st.sampled_from(["mysql", "-u ", "--user", "\n", "a", " ", "curl", "-p"]), max_size=30).map("".join))
 def test_cli_line_bounds_as_before(text: str) -> None:
     views = Views(text)
@@ -153,7 +153,7 @@ def assert_literal_first_as_before(fold: bytes) -> None:
         assert [m.span() for m in now.finditer(fold)] == [m.span() for m in before.finditer(fold)], now.pattern
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(ALT_TEXTS)
 def test_window_heads_find_what_the_lookbehind_first_patterns_found(text: str) -> None:
     """The look-back windows' head patterns put the literal first; they match where the
@@ -200,7 +200,7 @@ PHRASE_TEXTS = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(PHRASE_TEXTS)
 def test_kept_phrases_match_as_the_whole_alternation_on_generated_texts(text: str) -> None:
     assert_tries_as_combined(text)
