@@ -1,17 +1,21 @@
-"""Where the Memory Guard's time goes on 100,000 ordinary characters: each shared view, then
-each rule (on views already computed, so a rule is charged only for its own scans), CPU time.
+"""Where the Memory Guard's time goes on 100,000 ordinary characters: each shared view and the
+phrase rules' pre-pass (their anchor words, found at once), then each rule (on views already
+computed, so a rule is charged only for its own scans), CPU time.
 
     .venv/bin/python bench/guard/profile_rules.py [--runs 30] [--against REV]
 
 ``--against REV`` also times ``screen_text`` of the guard as it was at git revision ``REV``
-(exported to a temporary package), interleaved with today's in the same run, and prints the
-ratio: on a shared, noisy machine only a same-run ratio means anything.
+(exported to a temporary package), interleaved with today's in the same run, on the first
+1,000 and 10,000 characters and on the whole 100,000, and prints the ratios: on a shared, noisy
+machine only a same-run ratio means anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import statistics
 import subprocess
 import sys
@@ -24,12 +28,33 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.guard.run import load, ordinary_content  # noqa: E402
+from memories.guard import phrases  # noqa: E402
 from memories.guard.rules import RULES  # noqa: E402
 from memories.guard.screen import screen_text  # noqa: E402
 from memories.guard.textviews import Views  # noqa: E402
 from memories.guard.types import Rule  # noqa: E402
 
-VIEWS = ("encoded", "has_unmapped", "normalized", "lower", "fold", "words", "vocab", "prefixes", "letter_spaced")
+PREPASS = "pre-pass (anchor words)"
+VIEWS = (
+    "encoded",
+    "has_unmapped",
+    "normalized",
+    "lower",
+    "fold",
+    "words",
+    "vocab",
+    "prefixes",
+    "letter_spaced",
+    "letters",
+    PREPASS,
+)
+
+
+def _compute(views: Views, name: str) -> None:
+    if name == PREPASS:
+        phrases._prefetch(views)
+    else:
+        getattr(views, name)
 
 
 def cpu_ms(func: Callable[[], object], runs: int) -> float:
@@ -44,7 +69,7 @@ def cpu_ms(func: Callable[[], object], runs: int) -> float:
 def warm_views(text: str) -> Views:
     views = Views(text)
     for name in VIEWS:
-        getattr(views, name)
+        _compute(views, name)
     return views
 
 
@@ -56,7 +81,7 @@ def view_costs(text: str, runs: int) -> list[tuple[str, float]]:
         def upto(i: int = i) -> None:
             views = Views(text)
             for view in VIEWS[: i + 1]:
-                getattr(views, view)
+                _compute(views, view)
 
         total = cpu_ms(upto, runs)
         out.append((f"view {name}", max(0.0, total - previous)))
@@ -107,12 +132,19 @@ def main() -> None:
     print(f"{'screen_text (100k chars)':28} {total:8.2f}")
     if args.against:
         before = guard_at(args.against)
-        now_ms, then_ms = [], []
-        for _ in range(args.runs):  # interleaved, so both see the same load
-            then_ms.append(cpu_ms(lambda: before(text), 1))
-            now_ms.append(cpu_ms(lambda: screen_text(text), 1))
-        now, then = statistics.median(now_ms), statistics.median(then_ms)
-        print(f"screen_text at {args.against}: {then:.2f} ms, now {now:.2f} ms, ratio now/then {now / then:.2f}")
+        for size in (1_000, 10_000, len(text)):  # interleaved, so both see the same load
+            part = text[:size]
+            for _ in range(3):
+                before(part), screen_text(part)
+            now_ms, then_ms = [], []
+            for _ in range(args.runs * 10 if size < len(text) else args.runs):  # small texts: more runs
+                then_ms.append(cpu_ms(functools.partial(before, part), 1))
+                now_ms.append(cpu_ms(functools.partial(screen_text, part), 1))
+            now, then = statistics.median(now_ms), statistics.median(then_ms)
+            print(
+                f"screen_text on {size:,} chars at {args.against}: {then:.3f} ms, now {now:.3f} ms, "
+                f"ratio now/then {now / then:.2f} (load average {os.getloadavg()[0]:.1f})"
+            )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ _SEP = rb"[ \t,\"'()*_\-]*+\r?\n?[ \t,\"'()*_\-]*+"
 _BOUNDARY = b"(?!" + LETTER + b")"
 _SEP_SQ = rb"[,()]*+"
 _STEM_MIN = 5
+_NEVER = re.compile(b"(?!)")
 UNLOCATED = (-1, -1)
 
 
@@ -78,6 +79,14 @@ class _Alt:
 
     def squashed(self) -> bytes:
         return _SEP_SQ.join(w.squashed() for w in self.words)
+
+    def spaced_literal_first(self) -> bytes:
+        """``(?<!LETTER)`` + :meth:`spaced`, written with the boundary checked right after the
+        first word's literal (the same matches): a pattern starting with literals lets ``re``
+        skip to them instead of trying the look-behind at every offset of a window."""
+        first, literal = self.words[0], re.escape(self.words[0].literal)
+        head = literal + b"(?<!" + LETTER + literal + b")" + (LETTER + b"*+" if first.stem else b"")
+        return head + b"".join(_BOUNDARY + _SEP + w.spaced() for w in self.words[1:])
 
     def present(self, views: Views) -> bool:
         return all(w.present(views) for w in self.words)
@@ -160,6 +169,7 @@ class _Window:
 
     head: re.Pattern[bytes]
     back: int
+    first: tuple[_Word, ...] = ()  # the first words of the heads: what stands where one matches
 
 
 @dataclass(frozen=True)
@@ -210,7 +220,8 @@ class Phrase:
         first = self.elements[0]
         if self.anchor:
             back = int(sum(el.max_len() for el in self.elements[: self.anchor]) * 1.5)
-            window = _Window(re.compile(b"(?<!" + LETTER + b")" + first.group(False)), back)
+            heads = b"(?:" + b"|".join(a.spaced_literal_first() for a in first.alts) + b")" + _BOUNDARY
+            window = _Window(re.compile(heads), back, tuple(a.words[0] for a in first.alts))
             for alt in self.elements[self.anchor].alts:
                 yield alt.words[-1], window
             return
@@ -221,7 +232,7 @@ class Phrase:
                 continue
             before = alt.words[: alt.words.index(longest)]
             back = 2 * sum(len(w.literal) + 2 for w in before) + 8
-            yield longest, _Window(re.compile(b"(?<!" + LETTER + b")" + alt.spaced() + _BOUNDARY), back)
+            yield longest, _Window(re.compile(alt.spaced_literal_first() + _BOUNDARY), back, (alt.words[0],))
 
     def gate(self, views: Views) -> bool:
         """Necessary condition: every required element has an alternative whose words all occur
@@ -250,8 +261,9 @@ class _Anchor:
     """One word the text is scanned for, and what to try at each of its occurrences: the rule's
     combined regex right there (``direct``), at the starts found by ``heads`` a few bytes before
     (multi-word first alternatives such as "do not follow"), and ``later`` phrases anchored on
-    a later element.  ``finder`` matches the word as a whole word (a stem: as a word start); it
-    starts with the literal so the scan skips in C, with the left boundary as a lookbehind."""
+    a later element.  The word's offsets come from :meth:`Views.word_positions` (one
+    ``bytes.find`` scan); ``finder`` is the regex those offsets are the match starts of (the
+    scan made before, kept as the reference the tests compare with)."""
 
     word: _Word
     phrases: tuple[Phrase, ...]  # for the gate: is any of them possible in this text?
@@ -262,13 +274,16 @@ class _Anchor:
 
 
 def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Anchor:
+    if not re.fullmatch(LETTER + b"+", word.literal):
+        raise ValueError(f"an anchor word is letters only (Views.word_positions): {word.literal!r}")
     literal = re.escape(word.literal)
     right = LETTER + b"*+" if word.stem else _BOUNDARY
     heads = [w for p, w in entries if w is not None and p.anchor == 0]
     head = None
     if heads:
         pattern = b"|".join(b"(?:" + w.head.pattern + b")" for w in dict.fromkeys(heads))
-        head = _Window(re.compile(pattern), max(w.back for w in heads))
+        firsts = tuple(dict.fromkeys(word for w in heads for word in w.first))
+        head = _Window(re.compile(pattern), max(w.back for w in heads), firsts)
     return _Anchor(
         word,
         tuple(dict.fromkeys(p for p, _ in entries)),
@@ -279,6 +294,20 @@ def _anchor(word: _Word, entries: list[tuple[Phrase, _Window | None]]) -> _Ancho
         tuple(dict.fromkeys((p, w) for p, w in entries if w is not None and p.anchor != 0)),
         re.compile(literal + b"(?<!" + LETTER + literal + b")" + right),
     )
+
+
+def _may_start(first: _Word, word: _Word) -> bool:
+    """Can a phrase whose first word is ``first`` match where ``word`` starts (a whole word: the
+    run of letters there is ``word``; a stem: the run starts with it)?  The first word of a
+    phrase is a whole word (followed by a non-letter) or a stem, so this is a necessary
+    condition."""
+    if not first.stem and not word.stem:
+        return first.literal == word.literal
+    if first.stem and not word.stem:
+        return word.literal.startswith(first.literal)
+    if not first.stem:
+        return first.literal.startswith(word.literal)
+    return first.literal.startswith(word.literal) or word.literal.startswith(first.literal)
 
 
 def _starts(window: _Window, fold: bytes, at: int) -> list[int]:
@@ -299,11 +328,26 @@ def _match_around(pattern: re.Pattern[bytes], window: _Window, fold: bytes, at: 
     return None
 
 
+_ALL_SETS: list[PhraseSet] = []
+
+
+def _prefetch(views: Views) -> None:
+    """The pre-pass, once per views: the anchor words of every phrase rule that can match here
+    (the word occurs and one of its phrases passes its gate), found all at once
+    (:meth:`Views.prefetch_word_positions`) rather than in one scan per word and rule."""
+    if "phrase_anchors" in views.memo:
+        return
+    views.memo["phrase_anchors"] = True
+    views.prefetch_word_positions(
+        (anchor.word.literal, anchor.word.stem) for phrases in _ALL_SETS for anchor in phrases.possible(views)
+    )
+
+
 class PhraseSet:
     """The phrases of one rule, indexed by their anchor words.  For each anchor word that occurs
     in the text (a set lookup) and whose phrases pass :meth:`Phrase.gate`, the word's offsets
-    are found by a literal-first regex (cached across rules) and the phrases tried there: the
-    directly anchored ones all at once through :attr:`combined`."""
+    are found (by :func:`_prefetch` for all rules at once, cached) and the phrases tried there:
+    the directly anchored ones all at once through :attr:`combined`."""
 
     def __init__(self, *phrases: Phrase) -> None:
         self.phrases = phrases
@@ -315,8 +359,31 @@ class PhraseSet:
                 index.setdefault((head.literal, head.stem), []).append((phrase, window))
         self.anchors = tuple(_anchor(_Word(lit, stem), entries) for (lit, stem), entries in index.items())
         # every phrase matched at its first word, as one alternation: one C call per position
-        direct = [p for p in phrases if p.anchor == 0]
-        self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in direct))
+        self._direct = [p for p in phrases if p.anchor == 0]
+        self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in self._direct))
+        self._tries_by_words: dict[tuple[_Word, ...], re.Pattern[bytes]] = {}
+        # anchor indices by word: which anchors occur is one set intersection, not a loop
+        self._by_word: dict[bytes, list[int]] = {}
+        for i, anchor in enumerate(self.anchors):
+            if not anchor.word.stem:
+                self._by_word.setdefault(anchor.word.literal, []).append(i)
+        self._words = frozenset(self._by_word)
+        self._stems = tuple((a.word.literal[:_STEM_MIN], i) for i, a in enumerate(self.anchors) if a.word.stem)
+        self._memo_key = f"possible anchors {id(self)}"
+        _ALL_SETS.append(self)
+
+    def possible(self, views: Views) -> tuple[_Anchor, ...]:
+        """The anchors worth scanning for, in table order (computed once per views): the word
+        occurs (:meth:`_Word.present`) and one of its phrases passes its gate."""
+        found = views.memo.get(self._memo_key)
+        if found is None:
+            chosen = [i for word in self._words.intersection(views.words) for i in self._by_word[word]]
+            if self._stems:
+                prefixes = views.prefixes
+                chosen += [i for prefix, i in self._stems if prefix in prefixes]
+            anchors = (self.anchors[i] for i in sorted(chosen))
+            found = views.memo[self._memo_key] = tuple(a for a in anchors if any(p.gate(views) for p in a.phrases))
+        return found  # type: ignore[return-value]
 
     def find(self, views: Views) -> Iterator[tuple[int, int]]:
         """Spans (fold coordinates) of the phrases; letter-spaced hits come as UNLOCATED."""
@@ -330,18 +397,34 @@ class PhraseSet:
                 if phrase.squashed_gate(views) and phrase.squashed.search(runs):
                     yield UNLOCATED
 
+    def tries(self, words: tuple[_Word, ...]) -> re.Pattern[bytes]:
+        """:attr:`combined` without the phrases that cannot match where one of ``words`` starts
+        (:func:`_may_start`), in the same order: ``match`` at such an offset gives exactly what
+        :attr:`combined` gives (the phrases left out fail there), without trying every
+        alternative.  Compiled on first use, kept."""
+        found = self._tries_by_words.get(words)
+        if found is None:
+            kept = [
+                p
+                for p in self._direct
+                if any(_may_start(alt.words[0], word) for alt in p.elements[0].alts for word in words)
+            ]
+            found = re.compile(b"|".join(b"(?:" + p.source + b")" for p in kept)) if kept else _NEVER
+            self._tries_by_words[words] = found
+        return found
+
     def _find(self, views: Views) -> Iterator[tuple[int, int]]:
         fold = views.fold
-        for anchor in self.anchors:
-            if not anchor.word.present(views):
-                continue
-            if not any(p.gate(views) for p in anchor.phrases):
-                continue
+        _prefetch(views)
+        for anchor in self.possible(views):
             later = [(p, w) for p, w in anchor.later if p.gate(views)]
-            for at in views.word_positions(anchor.finder):
-                match = self.combined.match(fold, at) if anchor.direct else None
-                if match is None and anchor.heads is not None:
-                    match = _match_around(self.combined, anchor.heads, fold, at)
+            direct = self.tries((anchor.word,)) if anchor.direct else None
+            window = anchor.heads
+            heads = self.tries(window.first) if window is not None else None
+            for at in views.word_positions(anchor.word.literal, stem=anchor.word.stem):
+                match = direct.match(fold, at) if direct is not None else None
+                if match is None and window is not None and heads is not None:
+                    match = _match_around(heads, window, fold, at)
                 if match is not None:
                     yield match.span()
                 for phrase, window in later:

@@ -8,7 +8,6 @@ a nested unbounded quantifier, and repetitions that could meet a long run are po
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -245,16 +244,23 @@ def _has_mysql(words: frozenset[bytes]) -> bool:
 
 
 def _lines(views: Views, needle: bytes) -> list[tuple[int, int, list[int]]]:
-    """(start, end, offsets) of each line holding ``needle``: line bounds come from one sorted
-    list of newline offsets (bisect), so a long line with many occurrences is not rescanned."""
-    newlines = views.positions(b"\n")
-    lines: dict[int, tuple[int, int, list[int]]] = {}
+    """(start, end, offsets) of each line holding ``needle``, in order.  Each line's bounds are
+    searched once, from its first occurrence (``rfind`` back to the previous line's end at most,
+    ``find`` forward), so a long line with many occurrences is not rescanned, and a text with
+    many lines costs no list of every newline."""
+    lower = views.lower
+    lines: list[tuple[int, int, list[int]]] = []
+    end = -1  # the newline (or the end of the text) closing the current line
     for at in views.positions(needle):
-        i = bisect.bisect_left(newlines, at)
-        start = newlines[i - 1] + 1 if i > 0 else 0
-        end = newlines[i] if i < len(newlines) else len(views.text)
-        lines.setdefault(start, (start, end, []))[2].append(at)
-    return list(lines.values())
+        if at < end:
+            lines[-1][2].append(at)
+            continue
+        start = lower.rfind(b"\n", max(end, 0), at) + 1
+        end = lower.find(b"\n", at)
+        if end == -1:
+            end = len(lower)
+        lines.append((start, end, [at]))
+    return lines
 
 
 def cli_credentials(views: Views) -> Iterator[Span]:
