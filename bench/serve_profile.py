@@ -75,7 +75,11 @@ PHASES: tuple[tuple[str, str, frozenset[str] | None], ...] = (
             }
         ),
     ),
-    ("dense ranker", "memories/search.py", frozenset({"nearest", "_nearest_to", "cosine_scale"})),
+    (
+        "dense ranker",
+        "memories/search.py",
+        frozenset({"nearest", "_nearest_here", "_dense_aside", "run", "cosine_scale"}),
+    ),
     ("search: fusion, filters", "memories/search.py", None),
     ("presenting", "memories/presenters.py", None),
     ("presenting", "memories/selectors.py", None),

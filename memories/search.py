@@ -186,7 +186,9 @@ def hybrid_ranking(
     job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(candidates.db))
     keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
     embedded, found = job.result()
-    dense = _scaled(embedded, found) if found is not None else _nearest_to(candidates, embedded, depth)
+    if found is None:  # not ranked aside: here, with the statement already compiled when it fits
+        found = _nearest_here(candidates, embedded, planned, depth)
+    dense = _scaled(embedded, found)
     return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit, floor)
 
 
@@ -452,13 +454,18 @@ def _term_sum(terms: list[str], weights: list[float], context_weight: float) -> 
     return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
 
 
-def _nearest_to(candidates: QuerySet[Any], embedded: Embedded, limit: int) -> list[Candidate]:
-    """``nearest`` for an ``vectors.embed_query`` result (None: no model, no hits), with each
-    hit's relevance on the model's cosine scale."""
+def _nearest_here(
+    candidates: QuerySet[Any], embedded: Embedded, planned: NearestQuery | None, limit: int
+) -> list[Candidate]:
+    """The dense ranker on the request's connection for an ``vectors.embed_query`` result (None:
+    no model, no hits), running ``planned`` when it was compiled for this vector's model."""
     if embedded is None:
         return []
     vector, backend = embedded
-    return _scaled(embedded, nearest(candidates, vector, backend.model_id, limit))
+    if planned is None or planned.model_id != backend.model_id or planned.dim != len(vector):
+        return nearest(candidates, vector, backend.model_id, limit)
+    with connection.cursor() as cursor:
+        return planned.run(cursor, vector)
 
 
 def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:

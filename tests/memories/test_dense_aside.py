@@ -108,3 +108,22 @@ def test_no_side_connection_inside_a_transaction_or_without_a_pool(monkeypatch: 
         assert aside.side_pool() is fake
         with transaction.atomic():
             assert aside.side_pool() is None  # a second connection would not see this transaction's rows
+
+
+def test_the_request_s_connection_runs_the_statement_compiled_for_the_side(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a side connection the dense statement is not compiled a second time."""
+    qs = scoped(tenancy)
+    compiled: list[str] = []
+    of = search.NearestQuery.of.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(cls.__name__)
+        return of(cls, *args, **kwargs)
+
+    monkeypatch.setattr(search.NearestQuery, "of", classmethod(counted))
+    found, here = ranked(qs, QUERIES[0], None, monkeypatch)
+    assert found
+    assert here == 1
+    assert compiled == ["NearestQuery"]
