@@ -152,6 +152,52 @@ def evaluate(
     return grid
 
 
+def combined_kept(rows: list[Row], answer_from: float, keep_from: float, share: float, scale: Any) -> list[str]:
+    """A candidate floor rule (measured, not shipped): answer when the best relevance reaches
+    ``answer_from`` *or* the best scaled cosine plus ``share`` x the best keyword coverage does
+    (two weaker signals together), then keep what reaches ``keep_from``."""
+    scored = [(k, cov, scale.relevance(cos) if cos is not None else 0.0) for k, cov, cos in rows]
+    if not scored:
+        return []
+    best = max(max(cov, cos) for _, cov, cos in scored)
+    joint = max(cos for _, _, cos in scored) + share * max(cov for _, cov, _ in scored)
+    if max(best, joint) < answer_from:
+        return []
+    return [k for k, cov, cos in scored if max(cov, cos) >= keep_from]
+
+
+def evaluate_combined(
+    datasets: dict[str, tuple[retrieval.Dataset, list[retrieval.Query]]], lists: dict[str, dict[str, Any]], model: str
+) -> list[dict[str, Any]]:
+    """``combined_kept`` at the shipped IDF share, over a grid of its three settings."""
+    from memories import search
+
+    scale = search.cosine_scale(model)
+    share_key = str(search.KEYWORD_IDF_SHARE)
+    grid = []
+    for answer_from in (0.5, 0.55, 0.6, 0.65, 0.7):
+        for share in (0.25, 0.5, 0.75, 1.0):
+            for keep_from in (0.2, 0.25, 0.3):
+                entry: dict[str, Any] = {"answer_from": answer_from, "coverage_share": share, "keep_from": keep_from}
+                empty = total = 0
+                for name, (data, extra) in datasets.items():
+                    ranked = lists[name][share_key]
+                    got = {
+                        q.qid: combined_kept(ranked[q.qid], answer_from, keep_from, share, scale) for q in data.queries
+                    }
+                    parts = retrieval.breakdown(data, got)
+                    entry[f"{name} R@5"] = parts["all"]["R@5"]
+                    if "kind=cross-lingual" in parts:
+                        entry[f"{name} cross-lingual R@5"] = parts["kind=cross-lingual"]["R@5"]
+                    empty += sum(
+                        1 for q in extra if not combined_kept(ranked[q.qid], answer_from, keep_from, share, scale)
+                    )
+                    total += len(extra)
+                entry["unrelated empty"] = round(empty / total, 3) if total else 0.0
+                grid.append(entry)
+    return grid
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 LoCoMo conversations instead of 5")
@@ -180,15 +226,22 @@ def main() -> None:
     from memories import vectors
 
     grid = evaluate(datasets, lists, vectors.current().model_id)
+    combined = evaluate_combined(datasets, lists, vectors.current().model_id)
     out = {
         "command": "MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.floor " + " ".join(sys.argv[1:]),
         "backend": args.backend,
         "grid": grid,
+        "combined_rule_grid": combined,
         "duration_seconds": round(time.time() - started),
     }
     common.OUT_DIR.mkdir(parents=True, exist_ok=True)
     (common.OUT_DIR / "floor.json").write_text(json.dumps(out, indent=1))
     print(report(grid))
+    reaching = sorted(
+        (e for e in combined if e["unrelated empty"] >= 0.9), key=lambda e: -e["multilingual cross-lingual R@5"]
+    )[:5]
+    print("\nCombined rule (answer on cosine + share x coverage too), best cross-lingual R@5 at >= 90 % empty:")
+    print(markdown_table(list(reaching[0]) if reaching else ["none"], [list(e.values()) for e in reaching]))
 
 
 def report(grid: list[dict[str, Any]]) -> str:

@@ -442,15 +442,7 @@ def bulk_load_dataset(data: Dataset, backend_name: str, *, contextual: bool = Tr
     assert key is not None
     from memories import sequence
 
-    # As the write path embeds them: a sequence member with its predecessor's tail (memories.sequence).
-    previous = {b.key: a.content for a, b in zip(data.docs, data.docs[1:], strict=False) if a.source_id == b.source_id}
-    texts = [
-        sequence.contextual_text(
-            d.content, previous.get(d.key) if contextual and d.position is not None else None, 2000
-        )
-        for d in data.docs
-    ]
-    vectors = embed_cached(backend, texts)
+    vectors = embed_cached(backend, indexed_texts(data, contextual=contextual))
     workspaces = {name: Workspace.objects.get_or_create(project=project, name=name)[0] for name in data.workspaces()}
     loaded_at = dt.datetime.now(dt.UTC)
     records = [
@@ -474,6 +466,20 @@ def bulk_load_dataset(data: Dataset, backend_name: str, *, contextual: bool = Tr
         sequence.link(records)  # the predecessors' words, as remember's write path adds them
     common.vacuum_analyze()
     return tenant.api_key, {str(r.id): d.key for r, d in zip(records, data.docs, strict=True)}
+
+
+def indexed_texts(data: Dataset, *, contextual: bool = True) -> list[str]:
+    """The text each doc's vector is computed from, as the write path embeds it: a sequence member
+    with its predecessor's tail (``memories.sequence``) unless ``contextual`` is False."""
+    from memories import sequence
+
+    previous = {b.key: a.content for a, b in zip(data.docs, data.docs[1:], strict=False) if a.source_id == b.source_id}
+    return [
+        sequence.contextual_text(
+            d.content, previous.get(d.key) if contextual and d.position is not None else None, 2000
+        )
+        for d in data.docs
+    ]
 
 
 def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import datetime as dt
 import logging
 import math
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ from mmw.db import aside
 logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_CYRILLIC = re.compile("[а-яё]")
 # Function words of the languages MMW serves; the 'simple' configuration keeps them, so they are
 # dropped from queries here (OR-ing them would match nearly every record).
 STOP_WORDS = frozenset(
@@ -53,6 +55,19 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 RRF_K = 60
+# The languages whose query words also match by their Snowball stem (``word_forms``): a Cyrillic
+# word is Russian, a Latin-script one French in a query with French marks, else English
+# (``latin_language``). English only: Russian and French stems cost the multilingual set recall
+# (docs/search.md, "Stemming").
+STEM_LANGUAGES: frozenset[str] = frozenset({"english"})
+# French function words that are not English words, and letters English hardly uses (not é: café).
+FRENCH_MARKS = frozenset(
+    """
+    le la les l de des du au aux un une qu est sont dans que qui quoi quel quelle quels quelles ont été
+    était pourquoi quand où combien avec chez leur leurs notre votre nous vous
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_FRENCH_LETTERS = re.compile("[èêëàâçùûîïôœ]")
 # The fusion's weights and spread floor (``fuse``); chosen by `bench/run.py --sweep`, see
 # docs/search.md ("How the constants were chosen").
 KEYWORD_WEIGHT = 1.0
@@ -267,15 +282,66 @@ def _squash(value: float) -> float:
 
 def keyword_terms(query: str) -> list[str]:
     """The query's searchable words as tsquery terms, in order, without repeats: stop words
-    dropped, words of 4+ letters prefix-matched (``deploy:*``), the first ``MAX_QUERY_TERMS``
-    kept. Words are reduced to letters and digits (``_`` splits), so no tsquery syntax gets through."""
+    dropped, words of 4+ letters prefix-matched (``deploy:*``) and also matched by their Snowball
+    stem (``word_forms``: ``studi:*`` finds "study" and "studies"), the first ``MAX_QUERY_TERMS``
+    kept. Words are reduced to letters and digits (``_`` splits), so no tsquery syntax gets
+    through but the parentheses and ``|`` built here."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    latin = latin_language(words)
     terms: list[str] = []
-    for word in dict.fromkeys(w.lower() for w in _WORD.findall(query)):
+    for word in words:
         if word in STOP_WORDS:
             continue
         for part in word.replace("_", " ").split():
-            terms.append(f"{part}:*" if len(part) >= 4 else part)
+            forms = word_forms(part, latin)
+            terms.append(forms[0] if len(forms) == 1 else "(" + " | ".join(forms) + ")")
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def latin_language(words: Sequence[str]) -> str:
+    """The language of a query's Latin-script words (lower case): French when one of ``words`` is
+    a French function word (``FRENCH_MARKS``) or has a letter English hardly uses, else English."""
+    french = any(w in FRENCH_MARKS or _FRENCH_LETTERS.search(w) for w in words)
+    return "french" if french else "english"
+
+
+def word_forms(word: str, latin: str = "english") -> list[str]:
+    """The tsquery alternatives one query word matches: itself (a prefix from 4 letters on) and its
+    stem (``_stem``: Russian for a Cyrillic word, ``latin`` for another), a prefix from 4 letters
+    on, else exact. An alternative a prefix alternative already covers is left out; the word's own
+    form comes first."""
+    if len(word) < 4:
+        return [word]
+    stem = _stem(word, latin)
+    if stem is None or stem == word:
+        return [f"{word}:*"]
+    if len(stem) < 4:
+        return [f"{word}:*", stem]
+    return [f"{stem}:*"] if word.startswith(stem) else [f"{word}:*", f"{stem}:*"]
+
+
+def _stem(word: str, latin: str) -> str | None:
+    """``word``'s Snowball stem in its language (Russian if Cyrillic, else ``latin``), or None: a
+    word with digits, or a language not in ``STEM_LANGUAGES``."""
+    language = "russian" if _CYRILLIC.search(word) else latin
+    if language not in STEM_LANGUAGES or any(c.isdigit() for c in word):
+        return None
+    return str(_stemmer(language).stemWord(word))
+
+
+_STEMMERS = threading.local()
+
+
+def _stemmer(language: str) -> Any:
+    """This thread's Snowball stemmer for ``language`` (pure Python, ``snowballstemmer``). One per
+    thread: a stemmer keeps the word it works on in itself, so two requests stemming at once with
+    one stemmer corrupt each other's words (an IndexError, seen under concurrent searches)."""
+    import snowballstemmer
+
+    mine: dict[str, Any] = _STEMMERS.__dict__.setdefault("by_language", {})
+    if language not in mine:
+        mine[language] = snowballstemmer.stemmer(language)
+    return mine[language]
 
 
 @dataclass(frozen=True)
@@ -297,21 +363,23 @@ class TermStats:
 
 def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
     """The corpus size and document frequencies of ``terms`` in the project (one query on the
-    trigger-kept ``TermStat`` rows; a prefix term's df sums its lexemes', capped at N)."""
+    trigger-kept ``TermStat`` rows; a prefix term's df sums its lexemes', a term of alternatives
+    (``(kids:* | kid)``) sums its alternatives', capped at N)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            r"""
             WITH q AS (
-                SELECT i, mmw_unaccent(rtrim(t, ':*')) AS t, t LIKE '%%:*' AS prefix
-                FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i)
+                SELECT i, mmw_unaccent(rtrim(a, ':*')) AS t, a LIKE '%%:*' AS prefix
+                FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i),
+                     regexp_split_to_table(trim(BOTH '()' FROM u.t), ' \| ') AS a
             )
             SELECT 0, (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = '')
             UNION ALL
-            SELECT i, CASE WHEN prefix
+            SELECT i, sum(CASE WHEN prefix
                 THEN (SELECT sum(docs) FROM memories_termstat
                       WHERE project_id = %s AND term >= q.t AND term < q.t || chr(1114111))
                 ELSE (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = q.t)
-            END FROM q
+            END) FROM q GROUP BY i
             """,
             [terms, project_id, project_id, project_id],
         )

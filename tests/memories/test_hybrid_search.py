@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.db import connection
 
 from bench.common import orm_newest_ranked
-from memories import vectors
+from memories import search, vectors
 from memories.models import Memory
 from memories.search import Candidate, Ranking, fuse, keyword_terms
 from memories.vector_index import index_name
@@ -103,12 +104,47 @@ def test_near_equal_keyword_scores_do_not_outvote_a_clear_dense_preference() -> 
         ("the deploy", "deploy:*"),
         ("PG 15", "pg | 15"),
         ("что такое репликация", "такое:* | репликация:*"),
-        ("'; DROP TABLE x; --", "drop:* | table:* | x"),
+        ("'; DROP TABLE x; --", "drop:* | tabl:* | x"),
         ("the a of", None),
     ],
 )
 def test_keyword_query_keeps_only_words(query: str, expected: str | None) -> None:
     assert (" | ".join(keyword_terms(query)) or None) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # English: the stem's prefix covers the word; a short stem is matched exactly beside it.
+        ("studies of kids", "studi:* | (kids:* | kid)"),
+        # A stem that is not a prefix of the word is an alternative beside it.
+        ("happy", "(happy:* | happi:*)"),
+        # Digits are never stemmed; short words stay exact.
+        ("runs 2024 cat", "(runs:* | run) | 2024:* | cat"),
+        # Only English is stemmed (STEM_LANGUAGES): Russian words, and the Latin words of a query
+        # with French marks, keep their own prefix.
+        ("собаки API", "собаки:* | api"),
+        ("les maisons", "maisons:*"),
+    ],
+)
+def test_english_query_words_also_match_by_their_stem(query: str, expected: str) -> None:
+    assert " | ".join(keyword_terms(query)) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("собаки API", "собак:* | api"),  # Cyrillic: Russian, whatever the other words
+        ("les maisons", "maison:*"),  # a French function word
+        ("maisons habitées à Lyon", "maison:* | habit:* | lyon:*"),  # a letter English hardly uses (à)
+        ("l'offre Business", "l | offre:* | business:*"),  # an elided article: French stems
+        ("offre Business", "offr:* | busi:*"),  # no French mark: English stems
+        ("cafés near the station", "café:* | near:* | station:*"),  # é alone: English
+    ],
+)
+def test_each_stemmed_language_gets_its_own_stemmer(query: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "STEM_LANGUAGES", frozenset({"english", "french", "russian"}))
+    assert " | ".join(keyword_terms(query)) == expected
 
 
 # --- the relevance floor (min_score) ---------------------------------------------------------
@@ -186,7 +222,7 @@ def test_a_term_in_too_many_records_ranks_its_newest_matches_as_the_orm_did(
     """Past ``KEYWORD_SCORED_ROWS`` matches, only the newest ones are scored, in one statement
     (``_newest_ranked``): the same ranking as the ORM query it replaced."""
     from accounts.keys import resolve_key
-    from memories import search, selectors
+    from memories import selectors
 
     api = Api(tenancy.alice.key)
     texts = [
@@ -224,3 +260,17 @@ def test_a_term_in_too_many_records_ranks_its_newest_matches_as_the_orm_did(
         found[query] = len(bounded)
     assert found["deploy"] == found["deploy staging"] == 3  # the budget, reached
     assert found["zebra"] == 0
+
+
+def test_stemming_is_safe_under_concurrent_searches() -> None:
+    """Requests stem their queries in parallel threads; a Snowball stemmer keeps its word in
+    itself, so a stemmer shared between threads corrupts words (IndexError, wrong stems)."""
+    words = ["studies", "happiness", "generously", "organizational", "relational", "kids", "running"] * 300
+    expected = [search.word_forms(w) for w in words]
+
+    def stem_all(_: int) -> list[list[str]]:
+        return [search.word_forms(w) for w in words]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(stem_all, range(8)))
+    assert all(result == expected for result in results)

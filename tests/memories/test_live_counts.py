@@ -168,3 +168,21 @@ def test_keyword_ranking_weighs_rare_terms_over_common_ones(tenancy: Tenancy) ->
     assert len(hits) == 10
     weights = search.term_stats(tenancy.alice.project.pk, ["caroline:*", "pottery:*", "zzz"]).weights()
     assert weights[0] < weights[1] < weights[2]
+
+
+def test_stemmed_query_words_find_other_inflections(tenancy: Tenancy) -> None:
+    """ "studies" finds "studied" and "kids" finds "kid" through their stems (``studi:*``,
+    ``kid``), which the words' own prefixes do not match; a term's alternatives sum their
+    document frequencies."""
+    alice = Api(tenancy.alice.key)
+    inflected = alice.ok_remember(content="Melanie studied painting with her kid")["id"]
+    alice.ok_remember(content="Caroline went hiking last weekend")
+    project = tenancy.alice.project.pk
+    hits = search.keyword_hits(Memory.objects.filter(project_id=project), "studies kids", 10, project)
+    assert [str(h.id) for h in hits] == [inflected]
+    assert hits[0].relevance == 1.0  # both query words covered
+    assert search.term_stats(project, ["(kids:* | kid)", "studi:*", "(caroline:* | melanie:*)"]).frequencies == [
+        1,
+        1,
+        2,
+    ]
