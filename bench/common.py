@@ -308,14 +308,24 @@ class Server:
     background work."""
 
     def __init__(
-        self, data_dir: Path, backend: str, log_name: str, blas_threads: int | None = None, *, worker: bool = False
+        self,
+        data_dir: Path,
+        backend: str,
+        log_name: str,
+        blas_threads: int | None = None,
+        *,
+        worker: bool = False,
+        root: Path = ROOT,
+        broker: bool = True,
     ) -> None:
         self.port = free_port()
+        self.root = root  # the checkout whose code serves (bench/goals_ab.py serves two)
+        self.with_broker = broker  # one embedded broker per data directory
         self.worker = worker
         self.url = f"http://127.0.0.1:{self.port}"
         self.backend = backend
         self.blas_threads = blas_threads
-        self._env = bench_environment(data_dir, backend, blas_threads)
+        self._env = {**bench_environment(data_dir, backend, blas_threads), "PYTHONPATH": str(root)}
         self._data_dir = data_dir
         self._log_path = OUT_DIR / f"server-{log_name}.log"
         self._broker_log_path = OUT_DIR / f"broker-{log_name}.log"
@@ -324,13 +334,13 @@ class Server:
 
     def __enter__(self) -> Server:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
-        if not self.worker:
+        if not self.worker and self.with_broker:
             self._broker = start_broker(self._data_dir, self._broker_log_path)
         cmd = [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         if not self.worker:
             cmd.append("--no-worker")
         with self._log_path.open("wb") as logfile:
-            self._proc = subprocess.Popen(cmd, cwd=ROOT, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
+            self._proc = subprocess.Popen(cmd, cwd=self.root, env=self._env, stdout=logfile, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
             if self._proc.poll() is not None:
