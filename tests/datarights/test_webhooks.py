@@ -28,7 +28,7 @@ from memories import services
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # starts HTTP servers (the receivers)
 
 
 class Receiver:

@@ -35,6 +35,7 @@ from tests.live import LiveServer
 from tests.oauth.test_flows import REDIRECT, authorize, consent, mcp_post, pkce
 
 live_server = live.live_server
+pytestmark = pytest.mark.slow  # serves client metadata documents (HTTP and HTTPS servers)
 
 
 class DocServer:
