@@ -292,8 +292,8 @@ def live_count(
     if len(given) != 1:
         raise ValueError("name exactly one of workspace_id, project_id, account_id")
     kind, value = given[0]
-    row = LiveCount.objects.filter(scope=f"{kind}:{value}").values_list("records", flat=True).first()
-    return int(row or 0)
+    scope = f"{kind}:{value}"
+    return live_counts([scope])[scope]
 
 
 def live_counts(scopes: Iterable[str]) -> dict[str, int]:
@@ -309,9 +309,8 @@ def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int
     record count of a project wherever one is shown or compared with a plan (usage, quota e-mails,
     the dashboard's project list): all records not forgotten, whoever may read them."""
     wanted = {f"p:{pid}": pid for pid in project_ids}
-    rows = LiveCount.objects.filter(scope__in=wanted).values_list("scope", "records")
-    found = {wanted[scope]: int(records) for scope, records in rows}
-    return {pid: found.get(pid, 0) for pid in wanted.values()}
+    counts = live_counts(wanted)
+    return {pid: counts[scope] for scope, pid in wanted.items()}
 
 
 class TermStat(models.Model):
