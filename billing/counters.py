@@ -25,6 +25,7 @@ from django.db import connection
 from django.utils import timezone
 
 from billing.models import RateCounter
+from mmw.db.prelude import execute_after
 
 ATOMIC_CACHES = (RedisCache, PyMemcacheCache, PyLibMCCache)
 # The table name is the model's constant; the values are parameters.
@@ -131,8 +132,8 @@ def hit_chain(steps: Sequence[Step]) -> list[int]:
 # A counter upsert outside a write's transaction (every read call's) commits without waiting for
 # its WAL flush: ~0.2 ms p50 and ~1 ms p95 per call here (docs/latency.md). What a PostgreSQL crash
 # can lose is the last fraction of a second of counts (a few calls not counted against a limit),
-# never a record: a write's own transaction keeps synchronous commit. One round trip: the SET and
-# the statement go as one simple query, one implicit transaction, so the setting ends with it.
+# never a record: a write's own transaction keeps synchronous commit. Same round trip, and the
+# setting ends with the statement (``mmw.db.prelude``).
 RELAXED_COMMIT = "SET LOCAL synchronous_commit TO off; "
 
 
@@ -160,9 +161,7 @@ def _chain_sql(steps: Sequence[Step]) -> list[int]:
         if connection.in_atomic_block:  # a write's transaction: its commit stays durable
             cursor.execute(sql, params)
         else:
-            cursor.execute(RELAXED_COMMIT + sql, params)
-            while cursor.description is None and cursor.nextset():
-                pass  # past the SET's result to the counts
+            execute_after(cursor, RELAXED_COMMIT, sql, params)
         row = cursor.fetchone()
     return [int(count) for count in (row or ()) if count is not None]
 

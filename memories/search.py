@@ -37,6 +37,7 @@ from memories import sequence, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import NOT_PRESENTED, Memory
 from mmw.db import aside
+from mmw.db.prelude import execute_after
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +221,7 @@ def _dense_aside(
     if embedded is None or planned is None or pool is None:
         return embedded, None
     vector, backend = embedded
-    if backend.model_id != planned.model_id or len(vector) != planned.dim:
+    if not planned.fits(vector, backend.model_id):
         return embedded, None
     try:
         with aside.borrowed(pool) as conn:
@@ -530,7 +531,7 @@ def _nearest_here(
     if embedded is None:
         return []
     vector, backend = embedded
-    if planned is None or planned.model_id != backend.model_id or planned.dim != len(vector):
+    if planned is None or not planned.fits(vector, backend.model_id):
         return nearest(candidates, vector, backend.model_id, limit)
     with connection.cursor() as cursor:
         return planned.run(cursor, vector)
@@ -558,6 +559,12 @@ def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, l
 _QUERY_VECTOR = "mmw:query-vector"
 
 
+def _hnsw_settings() -> str:
+    """The dense ranker's HNSW settings, sent with its statement (``mmw.db.prelude``); read at
+    each run, so a bench that varies ``EF_SEARCH`` is honoured."""
+    return f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; "
+
+
 @dataclass(frozen=True)
 class NearestQuery:
     """The dense ranker's statement, compiled before the query's vector is known (``run`` binds
@@ -565,12 +572,7 @@ class NearestQuery:
 
     Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective filters
     (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k. One round
-    trip: the two ``SET LOCAL`` and the query go as one multi-statement query, which PostgreSQL
-    runs as one (implicit) transaction, so the settings hold for the query and end with it
-    (inside an ``atomic`` block, with that transaction). This needs Django's default client-side
-    parameter binding (psycopg's ``ClientCursor``, simple query protocol): with
-    ``OPTIONS["server_side_binding"] = True`` PostgreSQL refuses several statements in one
-    prepared query (tests/memories/test_nearest_round_trip.py)."""
+    trip: the two ``SET LOCAL`` go with the query and end with it (``mmw.db.prelude``)."""
 
     sql: str
     params: tuple[object, ...]
@@ -592,8 +594,11 @@ class NearestQuery:
             sql, params = ranked.query.sql_with_params()
         except EmptyResultSet:
             return None
-        settings_sql = f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; "
-        return cls(settings_sql + sql, tuple(params), model_id, dim)
+        return cls(sql, tuple(params), model_id, dim)
+
+    def fits(self, vector: Sequence[float], model_id: str) -> bool:
+        """Whether this statement was planned for ``model_id``'s vectors of ``vector``'s length."""
+        return model_id == self.model_id and len(vector) == self.dim
 
     def run(self, cursor: Any, vector: Sequence[float]) -> list[Candidate]:
         """The nearest records to ``vector`` (of this statement's model and length), best first,
@@ -602,9 +607,7 @@ class NearestQuery:
             raise ValueError(f"a {len(vector)}-long vector for a statement planned for {self.dim}")
         text = Vector(list(vector)).to_text()
         params = [text if p == _QUERY_VECTOR else p for p in self.params]
-        cursor.execute(self.sql, params)
-        while cursor.description is None and cursor.nextset():
-            pass  # past the two SET results to the query's rows
+        execute_after(cursor, _hnsw_settings(), self.sql, params)
         return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in cursor.fetchall()]
 
 

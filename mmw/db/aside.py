@@ -2,7 +2,8 @@
 
 Why: a search runs two independent statements (the keyword ranker and the dense ranker). On
 one connection PostgreSQL answers them one after the other; on two they run at once, on two
-backends (docs/latency.md, "The dense ranker beside the keyword ranker").
+backends (docs/search.md, step 3 of "The pipeline of one search"; figures in docs/latency.md,
+"Third round").
 
 Contract:
 - ``side_pool(alias)`` is asked on the request's thread. It names the pool to borrow from, or
