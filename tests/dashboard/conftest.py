@@ -10,6 +10,7 @@ from django.test import Client
 
 from accounts import services
 from accounts.models import User
+from dashboard.support import ensure_support_group
 from orgs.models import Membership
 from tests.conftest import Tenancy
 
@@ -24,6 +25,14 @@ def _fast_embeddings(settings: Any) -> None:
 def dana(tenancy: Tenancy) -> User:
     user, _ = services.user_get_or_create(email="dana@example.com")
     Membership.objects.create(account=tenancy.alice.account, user=user, role=Membership.Role.AUDITOR)
+    return user
+
+
+@pytest.fixture
+def staff(tenancy: Tenancy) -> User:
+    """A support engineer: staff, in the support group (the Django admin's users)."""
+    user = User.objects.create_user("support@example.com", "pw", is_staff=True)
+    user.groups.add(ensure_support_group())
     return user
 
 

@@ -11,20 +11,12 @@ from django.urls import reverse
 from accounts.keys import resolve_key
 from accounts.models import ApiKey, AuditEvent, User
 from dashboard.principals import principal_for_user
-from dashboard.support import ensure_support_group
 from memories.models import Memory
 from memories.services import memory_remember
 from tests.conftest import Tenancy
 from tests.dashboard.conftest import client_for
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(tenancy: Tenancy) -> User:
-    user = User.objects.create_user("support@example.com", "pw", is_staff=True)
-    user.groups.add(ensure_support_group())
-    return user
 
 
 def test_support_staff_find_accounts_by_email_and_tenant_id(staff: User, tenancy: Tenancy) -> None:

@@ -11,19 +11,13 @@ from django.urls import reverse
 
 from accounts.keys import resolve_key
 from accounts.models import AuditEvent, User
-from dashboard.support import SUPPORT_GROUP, ensure_support_group
+from dashboard.support import SUPPORT_GROUP
 from tests.conftest import Tenancy
-from tests.dashboard.conftest import client_for
+from tests.dashboard.conftest import client_for, staff
 from tests.oauth.grants import connected
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def staff(tenancy: Tenancy) -> User:
-    user = User.objects.create_user("support@example.com", "pw", is_staff=True)
-    user.groups.add(ensure_support_group())
-    return user
+__all__ = ["staff"]  # the support engineer fixture, imported to be used here
 
 
 def test_support_staff_see_grants_and_clients_and_revoke_a_grant(staff: User, tenancy: Tenancy) -> None:
