@@ -140,20 +140,44 @@ def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str
     return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 
 
-def orm_newest_ranked(found: QuerySet[Any], limit: int, context_weight: float, scores: Any) -> list[tuple[Any, ...]]:
-    """The keyword ranker's over-budget branch as it was before ``search._newest_ranked``: the
-    newest ``KEYWORD_SCORED_ROWS`` ids, then each row looked up again by id and scored. The
-    reference of ``bench/hotpaths.py`` and ``tests/memories/test_hybrid_search.py``."""
-    from memories import search
+def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> list[tuple[Any, ...]]:
+    """The keyword ranker's statement as the ORM built it before ``memories.sql.keyword_ranked``
+    (the same ``(id, rank, created_at, idf, count)`` rows for a ``sql.KeywordQuery``): the scores
+    as ``RawSQL`` annotations on ``candidates``; over the budget, the newest matches' ids first,
+    then each row looked up again by id and scored. The reference of ``bench/hotpaths.py`` and
+    ``tests/memories/test_sql.py``."""
+    from django.db.models import FloatField
+    from django.db.models.expressions import RawSQL
 
-    newest = found.order_by("-created_at").values("id")[: search.KEYWORD_SCORED_ROWS]
-    score, idf, count = scores
-    return list(
-        found.model.objects.filter(id__in=newest)
-        .annotate(rank=score, idf=idf, count=count)
+    from memories import sql
+
+    idf_sql, idf_params = sql.term_sum(asked.terms, asked.weights, asked.context_weight)
+    count_sql, count_params = sql.term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    score = RawSQL(f"{idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document)))", idf_params, output_field=FloatField())  # noqa: S611
+    idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
+    count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
+    where = f"search_document @@ {sql.TSQUERY}" + (
+        f" OR context_document @@ {sql.TSQUERY}" if asked.context_weight > 0 else ""
+    )
+    found = candidates.extra(where=[where], params=[" | ".join(asked.match)] * (2 if asked.context_weight > 0 else 1))  # noqa: S610
+    if asked.newest:
+        newest = found.order_by("-created_at").values("id")[: asked.newest]
+        found = found.model.objects.filter(id__in=newest)
+    rows = (
+        found.annotate(rank=score, idf=idf, count=count)
         .order_by("-rank", "-created_at")
         .values_list("id", "rank", "created_at", "idf", "count")[:limit]
     )
+    return [(rid, float(rank), created, float(i), float(n)) for rid, rank, created, i, n in rows]
+
+
+def orm_presented(candidates: QuerySet[Memory], ids: list[Any]) -> dict[Any, Memory]:
+    """The winners of a search as the ORM loaded them before ``memories.sql.presented``: with
+    their author, key and workspace (``select_related``), without the columns no reader presents.
+    The reference of ``bench/hotpaths.py`` and ``tests/memories/test_sql.py``."""
+    from memories.models import NOT_PRESENTED
+
+    return candidates.select_related("author", "api_key", "workspace").defer(*NOT_PRESENTED).in_bulk(ids)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@
   dense ranker on the request's connection after the keyword ranker (before) against the dense
   ranker on a second pooled connection beside it (``mmw.db.aside``; a psycopg pool of 4 as
   ``manage.py serve`` has);
-- the keyword ranker for queries whose rarest word is in more than ``KEYWORD_SCORED_ROWS`` records
-  (its newest 1,000 matches scored): the ORM query that looked each of them up again by id
-  (``bench.common.orm_newest_ranked``, before) against one statement scoring the rows the
-  newest-first scan read (``search._newest_ranked``, after).
+- the keyword ranker's statement, for ordinary queries and for queries whose rarest word is in
+  more than ``KEYWORD_SCORED_ROWS`` records: the ORM's (``bench.common.orm_keyword_ranked``,
+  before) against ``memories.sql.keyword_ranked`` with the scope compiled for it (after);
+- loading 10 search winners: the ORM's ``select_related`` (``bench.common.orm_presented``,
+  before) against ``memories.sql.presented`` with the scope compiled for it (after).
 
 The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
 Prints ms p50 / p95 of each variant and the ratio after/before of the p50s. A benchmark, not a test.
@@ -63,12 +64,8 @@ def statements(op: Callable[[], object]) -> int:
 def _over_budget(search: Any, query: str, stats_of: Any) -> bool:
     """Whether ``query``'s keyword ranking takes the newest-matches branch (its rarest word is in
     more than ``KEYWORD_SCORED_ROWS`` records)."""
-    terms = search.keyword_terms(query)
-    if not terms:
-        return False
-    stats = stats_of(terms)
-    frequency = dict(zip(terms, stats.frequencies, strict=True))
-    return bool(sum(frequency[t] for t in search.matching_terms(terms, stats)) > search.KEYWORD_SCORED_ROWS)
+    asked = search.keyword_query(query, stats_of)
+    return asked is not None and bool(asked.newest)
 
 
 def side_pool() -> Any:
@@ -92,7 +89,7 @@ def main() -> None:
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
     from accounts.keys import resolve_key
-    from memories import search, selectors, vectors
+    from memories import search, selectors, sql, vectors
     from memories.models import Memory
     from mmw.db import aside
 
@@ -117,7 +114,7 @@ def main() -> None:
     def old() -> object:
         return common.orm_nearest(qs, *next_vector(), 50)
 
-    ids = [str(c.id) for c in search.nearest(qs, *vecs[0], 10)]
+    ids: list[Any] = [c.id for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))
     plain = list(Memory.objects.filter(id__in=ids).select_related("author", "api_key"))
     pool = side_pool()
@@ -136,13 +133,28 @@ def main() -> None:
 
     stats_of = stats
     broad = [q for q in (texts.query() for _ in range(400)) if _over_budget(search, q, stats_of)][:20] or questions[:1]
-    real_newest = search._newest_ranked
 
-    def keyword(newest: Any) -> Callable[[], object]:
+    def keyword(queries: list[str], raw: bool) -> Callable[[], object]:
+        asked = [a for a in (search.keyword_query(q, stats_of, 0.3) for q in queries) if a is not None]
+
         def run() -> object:
             turn[0] += 1
-            search._newest_ranked = newest
-            return search.keyword_ranking(qs, broad[turn[0] % len(broad)], 50, stats_of, context_weight=0.3)
+            one = asked[turn[0] % len(asked)]
+            if raw:
+                scope = sql.Scope.of(qs)
+                assert scope is not None
+                return sql.keyword_ranked(scope, one, 50)
+            return common.orm_keyword_ranked(qs, one, 50)
+
+        return run
+
+    def winners(raw: bool) -> Callable[[], object]:
+        def run() -> object:
+            if raw:
+                scope = sql.Scope.of(qs)
+                assert scope is not None
+                return sql.presented(scope, ids)
+            return common.orm_presented(qs, ids)
 
         return run
 
@@ -154,37 +166,35 @@ def main() -> None:
         },
         args.calls,
     )
-    dense = interleaved({"before: ORM ranker": old, "after: one round trip": new}, args.calls)
-    keywords = interleaved(
-        {
-            "before: newest matches looked up again": keyword(common.orm_newest_ranked),
-            "after: scored in the newest-first scan": keyword(real_newest),
+    variants: dict[str, dict[str, Callable[[], object]]] = {
+        "dense": {"before: ORM ranker": old, "after: one round trip": new},
+        "keywords": {
+            "before: ORM statement": keyword(questions, False),
+            "after: memories.sql": keyword(questions, True),
         },
-        args.calls,
-    )
-    present = interleaved(
-        {
+        "broad": {"before: ORM statement ": keyword(broad, False), "after: memories.sql ": keyword(broad, True)},
+        "winners": {"before: ORM select_related": winners(False), "after: memories.sql.presented": winners(True)},
+        "present": {
             "before: records without their workspace": lambda: selectors.present(principal, plain),
             "after: workspace loaded with the record": lambda: selectors.present(principal, joined),
         },
-        args.calls,
-    )
-    counts = {
-        "before: ORM ranker": statements(old),
-        "after: one round trip": statements(new),
-        "before: records without their workspace": statements(lambda: selectors.present(principal, plain)),
-        "after: workspace loaded with the record": statements(lambda: selectors.present(principal, joined)),
-        "before: dense ranker after the keyword ranker": statements(ranking(None)),
-        "after: dense ranker beside it": statements(ranking(pool)),
-        "before: newest matches looked up again": statements(keyword(common.orm_newest_ranked)),
-        "after: scored in the newest-first scan": statements(keyword(real_newest)),
     }
+    dense = interleaved(variants["dense"], args.calls)
+    keywords = interleaved(variants["keywords"], args.calls)
+    broad_keywords = interleaved(variants["broad"], args.calls)
+    loaded = interleaved(variants["winners"], args.calls)
+    present = interleaved(variants["present"], args.calls)
+    counts = {name: statements(call) for group in variants.values() for name, call in group.items()}
+    counts["before: dense ranker after the keyword ranker"] = statements(ranking(None))
+    counts["after: dense ranker beside it"] = statements(ranking(pool))
     rows = []
     parts = (
         ("dense ranker, 50 candidates", dense),
         ("present 10 winners", present),
         ("search ranking", ranked),
-        (f"keyword ranker, a word in > 1,000 records ({len(broad)} queries)", keywords),
+        ("keyword ranker's statement", keywords),
+        (f"keyword ranker's statement, a word in > 1,000 records ({len(broad)} queries)", broad_keywords),
+        ("load 10 winners", loaded),
     )
     for part, result in parts:
         (b_name, b), (a_name, a) = result.items()

@@ -7,6 +7,8 @@ The rankers work on any table with the columns ``search_document`` (tsvector), `
 ``embedding_model`` and ``created_at`` — memory records and session turns (``transcripts``) —
 and return light ``Candidate`` rows (id, score, created_at), hundreds of them; only the ``limit``
 winners of the fusion are loaded (``hybrid_hits`` loads ``Memory`` objects without their vectors).
+A search compiles its queryset's scope once (``memories.sql.Scope``); every statement of it is
+``memories.sql``'s text around that scope.
 """
 
 from __future__ import annotations
@@ -24,18 +26,14 @@ from typing import Any, TypeVar
 
 import psycopg
 from django.conf import settings
-from django.core.exceptions import EmptyResultSet
-from django.db import connection
-from django.db.models import FloatField, QuerySet, Value
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
+from django.db import connection, connections
+from django.db.models import QuerySet
 from pgvector import Vector
-from pgvector.django import CosineDistance, VectorField
 from psycopg_pool import ConnectionPool
 
-from memories import sequence, vectors
+from memories import sequence, sql, vectors
 from memories.embeddings import EmbeddingBackend
-from memories.models import NOT_PRESENTED, Memory
+from memories.models import Memory
 from mmw.db import aside
 from mmw.db.prelude import execute_after
 
@@ -167,22 +165,33 @@ def hybrid_hits(
     candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID, *, floor: Floor = NO_FLOOR
 ) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
-    ``query``, by meaning and by keywords, best first, loaded without their vectors; only what
-    passes ``floor``."""
+    ``query``, by meaning and by keywords, best first, loaded as ``present`` reads them
+    (``sql.presented``); only what passes ``floor``."""
+    scope = sql.Scope.of(candidates)
+    if scope is None:
+        return []
     winners = hybrid_ranking(
-        candidates,
+        scope,
         query,
         limit,
         lambda terms: term_stats(project_id, terms),
         context_weight=sequence.CONTEXT_WEIGHT,
         floor=floor,
     )
-    loaded = candidates.defer(*NOT_PRESENTED).in_bulk([c.id for c in winners])
+    loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
 
 
+# What the rankers draw on: a queryset, or its scope already compiled (``sql.Scope``).
+Rows = QuerySet[Any] | sql.Scope
+
+
+def _scope(candidates: Rows) -> sql.Scope | None:
+    return candidates if isinstance(candidates, sql.Scope) else sql.Scope.of(candidates)
+
+
 def hybrid_ranking(
-    candidates: QuerySet[Any],
+    candidates: Rows,
     query: str,
     limit: int,
     stats_of: StatsOf,
@@ -194,16 +203,19 @@ def hybrid_ranking(
     hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
     ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first,
     leaving out what ``floor`` leaves out."""
+    scope = _scope(candidates)
+    if scope is None:
+        return []
     depth = max(MIN_CANDIDATES, 4 * limit)
     backend = vectors.current()
-    planned = NearestQuery.of(candidates, backend.model_id, backend.dim, depth)
+    planned = NearestQuery.of(scope, backend.model_id, backend.dim, depth)
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords; with a free pooled
     # connection the dense ranker runs on it too, beside the keyword ranker (``_dense_aside``).
-    job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(candidates.db))
-    keyword = keyword_ranking(candidates, query, depth, stats_of, context_weight=context_weight)
+    job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(scope.using))
+    keyword = keyword_ranking(scope, query, depth, stats_of, context_weight=context_weight)
     embedded, found = job.result()
-    if found is None:  # not ranked aside: here, with the statement already compiled when it fits
-        found = _nearest_here(candidates, embedded, planned, depth)
+    if found is None:  # not ranked aside: here, with the statement already built when it fits
+        found = _nearest_here(scope, embedded, planned, depth)
     dense = _scaled(embedded, found)
     return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit, floor)
 
@@ -404,7 +416,7 @@ def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
     return chosen
 
 
-def keyword_hits(candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID) -> list[Candidate]:
+def keyword_hits(candidates: Rows, query: str, limit: int, project_id: uuid.UUID) -> list[Candidate]:
     """Full-text hits among ``candidates`` (records of project ``project_id``), best first, with
     the project's ``TermStat`` IDF (see ``keyword_ranking``)."""
     return keyword_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms))
@@ -426,7 +438,7 @@ def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
 
 
 def keyword_ranking(
-    candidates: QuerySet[Any], query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
+    candidates: Rows, query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
 ) -> list[Candidate]:
     """Full-text hits among ``candidates``, best first.
 
@@ -444,58 +456,29 @@ def keyword_ranking(
     A hit's ``relevance`` is its ``coverage`` of the query: the share of the query's IDF and of
     its terms that it contains (a record holding the query's only rare word covers most of it;
     one sharing a common word with a query about something else covers little)."""
-    terms = keyword_terms(query)
-    if not terms:
+    scope = _scope(candidates)
+    asked = keyword_query(query, stats_of, context_weight) if scope is not None else None
+    if asked is None or scope is None:
         return []
-    stats = stats_of(terms)
-    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
-    weights = stats.weights()
-    idf_sql, idf_params = _term_sum(terms, weights, context_weight)
-    count_sql, count_params = _term_sum(terms, [1.0] * len(terms), context_weight)
-    score = RawSQL(f"{idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document)))", idf_params, output_field=FloatField())  # noqa: S611
-    matched_idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
-    matched_count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
-    total_idf, total_count = sum(weights), float(len(terms))
-    match = matching_terms(terms, stats)
-    where = f"search_document @@ {tsq}" + (f" OR context_document @@ {tsq}" if context_weight > 0 else "")
-    bound = [" | ".join(match)] * (2 if context_weight > 0 else 1)
-    found = candidates.extra(where=[where], params=bound)  # noqa: S610 - bound
-    frequency = dict(zip(terms, stats.frequencies, strict=True))
-    if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS:  # only when one term alone is over
-        ranked = _newest_ranked(found, limit, context_weight, (score, matched_idf, matched_count))
-    else:
-        ranked = list(
-            found.annotate(rank=score, idf=matched_idf, count=matched_count)
-            .order_by("-rank", "-created_at")
-            .values_list("id", "rank", "created_at", "idf", "count")[:limit]
-        )
+    total_idf, total_count = sum(asked.weights), float(len(asked.terms))
     return [
-        Candidate(rid, float(rank), created, coverage(float(idf) / total_idf, float(count) / total_count))
-        for rid, rank, created, idf, count in ranked
+        Candidate(rid, rank, created, coverage(idf / total_idf, count / total_count))
+        for rid, rank, created, idf, count in sql.keyword_ranked(scope, asked, limit)
     ]
 
 
-def _newest_ranked(
-    found: QuerySet[Any], limit: int, context_weight: float, scores: tuple[RawSQL, RawSQL, RawSQL]
-) -> list[tuple[Any, ...]]:
-    """The best ``limit`` of the newest ``KEYWORD_SCORED_ROWS`` rows of ``found``, as
-    ``(id, rank, created_at, idf, count)``: scored over the rows the newest-first scan already
-    read (their keyword columns carried out of it), not by looking each one up again by id
-    (at 100k records that second pass was half of the statement: 1,000 index lookups)."""
-    columns = ["id", "created_at", "search_document"] + (["context_document"] if context_weight > 0 else [])
-    newest = found.order_by("-created_at").values(*columns)[:KEYWORD_SCORED_ROWS]
-    try:
-        inner, inner_params = newest.query.sql_with_params()
-    except EmptyResultSet:
-        return []
-    selected = ", ".join(f"{expr.sql} AS {name}" for expr, name in zip(scores, ("rank", "idf", "count"), strict=True))
-    # The expressions are ours (terms and weights bound as parameters), the inner query the ORM's.
-    order = "ORDER BY rank DESC, created_at DESC LIMIT %s"
-    sql = f"SELECT id, {selected}, created_at FROM ({inner}) AS newest {order}"  # noqa: S608
-    params = [p for expr in scores for p in expr.params] + list(inner_params) + [limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(rid, rank, created, idf, count) for rid, rank, idf, count, created in cursor.fetchall()]
+def keyword_query(query: str, stats_of: StatsOf, context_weight: float = 0.0) -> sql.KeywordQuery | None:
+    """What the keyword ranker asks for ``query`` (None: no searchable word): its terms weighted
+    by ``stats_of``'s IDF, the ``matching_terms`` a record must contain, and the newest-matches
+    cut when even the rarest of those is in more than ``KEYWORD_SCORED_ROWS`` records."""
+    terms = keyword_terms(query)
+    if not terms:
+        return None
+    stats = stats_of(terms)
+    match = matching_terms(terms, stats)
+    frequency = dict(zip(terms, stats.frequencies, strict=True))
+    newest = KEYWORD_SCORED_ROWS if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS else 0
+    return sql.KeywordQuery(terms, stats.weights(), match, context_weight, newest)
 
 
 def coverage(idf_share: float, term_share: float) -> float:
@@ -507,33 +490,15 @@ def coverage(idf_share: float, term_share: float) -> float:
     return min(1.0, max(0.0, share))
 
 
-def _term_sum(terms: list[str], weights: list[float], context_weight: float) -> tuple[str, list[object]]:
-    """SQL summing ``weights[i]`` over the ``terms[i]`` a row's ``search_document`` contains (with
-    ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``),
-    and its parameters."""
-    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
-    params: list[object] = []
-    if context_weight > 0:
-        case = f"CASE WHEN search_document @@ {tsq} THEN %s WHEN context_document @@ {tsq} THEN %s ELSE 0 END"
-        for term, weight in zip(terms, weights, strict=True):
-            params += [term, weight, term, weight * context_weight]
-    else:
-        case = f"CASE WHEN search_document @@ {tsq} THEN %s ELSE 0 END"
-        params = [x for pair in zip(terms, weights, strict=True) for x in pair]
-    return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
-
-
-def _nearest_here(
-    candidates: QuerySet[Any], embedded: Embedded, planned: NearestQuery | None, limit: int
-) -> list[Candidate]:
+def _nearest_here(scope: sql.Scope, embedded: Embedded, planned: NearestQuery | None, limit: int) -> list[Candidate]:
     """The dense ranker on the request's connection for an ``vectors.embed_query`` result (None:
-    no model, no hits), running ``planned`` when it was compiled for this vector's model."""
+    no model, no hits), running ``planned`` when it was built for this vector's model."""
     if embedded is None:
         return []
     vector, backend = embedded
     if planned is None or not planned.fits(vector, backend.model_id):
-        return nearest(candidates, vector, backend.model_id, limit)
-    with connection.cursor() as cursor:
+        return nearest(scope, vector, backend.model_id, limit)
+    with connections[scope.using].cursor() as cursor:
         return planned.run(cursor, vector)
 
 
@@ -545,18 +510,15 @@ def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:
     return [replace(c, relevance=scale.relevance(c.score)) for c in found]
 
 
-def nearest(candidates: QuerySet[Any], vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
+def nearest(candidates: Rows, vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
     """Records of ``candidates`` carrying a ``model_id`` vector, nearest to ``vector`` by cosine
     distance (score = 1 - distance); see ``NearestQuery``. Shared by ``search`` and the archivist."""
-    planned = NearestQuery.of(candidates, model_id, len(vector), limit)
-    if planned is None:  # a scope that can hold nothing (``none()``, ``id__in=[]``)
+    scope = _scope(candidates)
+    if scope is None:  # a scope that can hold nothing (``none()``, ``id__in=[]``)
         return []
-    with connection.cursor() as cursor:
+    planned = NearestQuery.of(scope, model_id, len(vector), limit)
+    with connections[scope.using].cursor() as cursor:
         return planned.run(cursor, vector)
-
-
-# Stands for the query's vector in ``NearestQuery``'s compiled statement until ``run`` binds it.
-_QUERY_VECTOR = "mmw:query-vector"
 
 
 def _hnsw_settings() -> str:
@@ -567,34 +529,24 @@ def _hnsw_settings() -> str:
 
 @dataclass(frozen=True)
 class NearestQuery:
-    """The dense ranker's statement, compiled before the query's vector is known (``run`` binds
+    """The dense ranker's statement, built before the query's vector is known (``run`` binds
     it), so the thread that embeds the query can run it on a connection of its own.
 
     Uses the model's partial HNSW index with pgvector 0.8 iterative scans, so selective filters
     (one workspace, a tag) still return ``limit`` rows instead of an emptied top-k. One round
     trip: the two ``SET LOCAL`` go with the query and end with it (``mmw.db.prelude``)."""
 
-    sql: str
+    statement: str
     params: tuple[object, ...]
     model_id: str
     dim: int
 
     @classmethod
-    def of(cls, candidates: QuerySet[Any], model_id: str, dim: int, limit: int) -> NearestQuery | None:
-        """The statement for the ``limit`` records of ``candidates`` nearest to a ``dim``-long
-        ``model_id`` vector; None for a scope that can hold nothing."""
-        as_typed = Cast("embedding", VectorField(dimensions=dim))
-        ranked = (
-            candidates.filter(embedding_model=model_id)
-            .annotate(distance=CosineDistance(as_typed, Value(_QUERY_VECTOR)))
-            .order_by("distance")
-            .values_list("id", "distance", "created_at")[:limit]
-        )
-        try:
-            sql, params = ranked.query.sql_with_params()
-        except EmptyResultSet:
-            return None
-        return cls(sql, tuple(params), model_id, dim)
+    def of(cls, scope: sql.Scope, model_id: str, dim: int, limit: int) -> NearestQuery:
+        """The statement for the ``limit`` rows of ``scope`` nearest to a ``dim``-long
+        ``model_id`` vector (``sql.nearest_statement``)."""
+        statement, params = sql.nearest_statement(scope, model_id, dim, limit)
+        return cls(statement, params, model_id, dim)
 
     def fits(self, vector: Sequence[float], model_id: str) -> bool:
         """Whether this statement was planned for ``model_id``'s vectors of ``vector``'s length."""
@@ -606,8 +558,8 @@ class NearestQuery:
         if len(vector) != self.dim:
             raise ValueError(f"a {len(vector)}-long vector for a statement planned for {self.dim}")
         text = Vector(list(vector)).to_text()
-        params = [text if p == _QUERY_VECTOR else p for p in self.params]
-        execute_after(cursor, _hnsw_settings(), self.sql, params)
+        params = [text if p == sql.QUERY_VECTOR else p for p in self.params]
+        execute_after(cursor, _hnsw_settings(), self.statement, params)
         return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in cursor.fetchall()]
 
 

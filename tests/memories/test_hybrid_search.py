@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from bench.common import orm_newest_ranked
 from memories import search, vectors
 from memories.models import Memory
 from memories.search import Candidate, Ranking, fuse, keyword_terms
@@ -213,53 +212,6 @@ def test_keyword_coverage_weighs_rare_words_and_the_share_of_terms() -> None:
     assert coverage(0.0, 0.0) == 0.0
     # one common word of a two-word query: half its terms, little of its IDF
     assert 0.25 < coverage(0.06, 0.5) < 0.5
-
-
-@pytest.mark.parametrize("context_weight", [0.0, 0.3])
-def test_a_term_in_too_many_records_ranks_its_newest_matches_as_the_orm_did(
-    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch, context_weight: float
-) -> None:
-    """Past ``KEYWORD_SCORED_ROWS`` matches, only the newest ones are scored, in one statement
-    (``_newest_ranked``): the same ranking as the ORM query it replaced."""
-    from accounts.keys import resolve_key
-    from memories import selectors
-
-    api = Api(tenancy.alice.key)
-    texts = [
-        "Deploy the api to staging on Monday.",
-        "Deploy notes: staging needs the new certificate.",
-        "The deploy of the billing service failed twice.",
-        "We deploy the frontend with Vite.",
-        "Deploy staging first, then production.",
-        "Rollback plan for a failed deploy to staging.",
-        "Deploy windows are Tuesday and Thursday.",
-        "The deploy script lives in ops/deploy.sh and deploys staging.",
-    ]
-    for position, text in enumerate(texts):
-        api.ok_remember(content=text, source_id="deploy-notes", position=position)
-    principal = resolve_key(tenancy.alice.key)
-    assert principal is not None
-    qs = selectors.memory_queryset(principal=principal, workspace="default")
-    assert qs is not None
-
-    def stats(terms: list[str]) -> search.TermStats:
-        return search.TermStats(100, [20 if t.startswith("deploy") else 6 for t in terms])
-
-    monkeypatch.setattr(search, "KEYWORD_SCORED_ROWS", 3)
-    real = search._newest_ranked
-    found: dict[str, int] = {}
-    for query in ("deploy staging", "deploy", "staging certificate deploy", "zebra"):
-        monkeypatch.setattr(search, "_newest_ranked", orm_newest_ranked)
-        reference = search.keyword_ranking(qs, query, 4, stats, context_weight=context_weight)
-        monkeypatch.setattr(search, "_newest_ranked", real)
-        bounded = search.keyword_ranking(qs, query, 4, stats, context_weight=context_weight)
-        assert [c.id for c in bounded] == [c.id for c in reference], query
-        assert [round(c.score, 9) for c in bounded] == [round(c.score, 9) for c in reference], query
-        assert [round(c.relevance, 9) for c in bounded] == [round(c.relevance, 9) for c in reference], query
-        assert [c.created_at for c in bounded] == [c.created_at for c in reference], query
-        found[query] = len(bounded)
-    assert found["deploy"] == found["deploy staging"] == 3  # the budget, reached
-    assert found["zebra"] == 0
 
 
 def test_stemming_is_safe_under_concurrent_searches() -> None:

@@ -1,0 +1,225 @@
+"""The read hot paths' hand-written SQL, in one place (issue #19): a search's scope compiled once,
+the keyword and dense rankers' statements over it, and its winners' presented rows.
+
+Why: the ORM rebuilt and recompiled the same visibility rule for each statement of a search (the
+keyword ranker, the dense ranker, loading the winners), 1–3 ms of Python each, and built 40 model
+objects to present 10 records (docs/latency.md, "Where a 100k search's time goes now"). Here the
+ORM compiles a queryset's ``FROM`` and ``WHERE`` once (``Scope.of``), and every statement of the
+search is text around them: the rules of who reads what stay the ORM's (``Memory.objects.visible_to``,
+``live``, the filters), written once.
+
+Contract: each function answers exactly what the ORM query it replaced answered. The references
+are kept in ``bench.common`` (``orm_keyword_ranked``, ``orm_nearest``, ``orm_presented``) and
+``tests/memories/test_sql.py`` compares both on every kind of scope (one workspace, every
+workspace, filters, ``latest_only``, another principal's visibility, an empty scope).
+
+Columns of the scope's table are always qualified (``Scope.column``): the scope may join other
+tables (``workspace="*"`` joins the workspaces) whose columns share names with ours.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import EmptyResultSet, FullResultSet
+from django.db import connections
+from django.db.models import QuerySet
+
+from memories.models import NOT_PRESENTED, Memory
+
+TSQUERY = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The rows of a queryset as SQL: its ``FROM`` (the table and the joins its filters need) and
+    ``WHERE``, compiled once by the ORM. A statement drawing on ``FROM {from_sql} WHERE
+    {where_sql}`` with ``params`` (the FROM's, then the WHERE's) draws on exactly the queryset's rows."""
+
+    table: str  # the scope's table, quoted: what ``column`` qualifies with
+    from_sql: str
+    where_sql: str
+    params: tuple[Any, ...]
+    using: str
+
+    @classmethod
+    def of(cls, candidates: QuerySet[Any]) -> Scope | None:
+        """``candidates``' scope (its ordering, selection, slicing and ``select_related`` are
+        ignored); None when it can hold nothing (``none()``, ``id__in=[]``)."""
+        query = candidates.values("pk").query.chain()
+        query.clear_ordering(force=True)
+        compiler = query.get_compiler(using=candidates.db)
+        compiler.pre_sql_setup()
+        try:
+            where, where_params = compiler.compile(compiler.where) if compiler.where is not None else ("", [])
+        except EmptyResultSet:
+            return None
+        except FullResultSet:
+            where, where_params = "", []
+        from_parts, from_params = compiler.get_from_clause()
+        quote = compiler.connection.ops.quote_name
+        return cls(
+            table=quote(candidates.model._meta.db_table),
+            from_sql=" ".join(from_parts),
+            where_sql=where or "TRUE",
+            params=(*from_params, *where_params),
+            using=candidates.db,
+        )
+
+    def column(self, name: str) -> str:
+        """``name`` of the scope's table, qualified."""
+        return f'{self.table}."{name}"'
+
+    def rows(self, select: str, condition: str = "TRUE", tail: str = "") -> str:
+        """``SELECT {select} FROM … WHERE (scope) AND ({condition}) {tail}``: bind the select's
+        parameters first, then ``params``, then the condition's and the tail's."""
+        return f"SELECT {select} FROM {self.from_sql} WHERE ({self.where_sql}) AND ({condition}) {tail}"  # noqa: S608
+
+
+# --- the keyword ranker ------------------------------------------------------------------------
+
+
+def term_sum(terms: Sequence[str], weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
+    """SQL summing ``weights[i]`` over the ``terms[i]`` a row's ``search_document`` contains (with
+    ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``), and
+    its parameters. The columns are unqualified: it reads the rows of ``keyword_ranked``'s inner scan."""
+    params: list[object] = []
+    if context_weight > 0:
+        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s WHEN context_document @@ {TSQUERY} THEN %s ELSE 0 END"
+        for term, weight in zip(terms, weights, strict=True):
+            params += [term, weight, term, weight * context_weight]
+    else:
+        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s ELSE 0 END"
+        params = [x for pair in zip(terms, weights, strict=True) for x in pair]
+    return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    """What the keyword ranker asks (``search.keyword_ranking`` decides it): records containing
+    one of ``match`` (or, with ``context_weight`` > 0, whose ``context_document`` does), scored
+    by the IDF ``weights`` of the ``terms`` they contain; with ``newest`` only the newest
+    ``newest`` matches are scored (0: all of them)."""
+
+    terms: Sequence[str]
+    weights: Sequence[float]
+    match: Sequence[str]
+    context_weight: float
+    newest: int = 0
+
+
+def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[Any, float, Any, float, float]]:
+    """The best ``limit`` rows of ``scope`` for ``asked``, best first (rank, then newest), as
+    ``(id, rank, created_at, matched idf, matched term count)``. A row's rank is its matched IDF
+    divided by sqrt(1 + ln(1 + its distinct words)).
+
+    One statement: an inner scan of the matching rows (carrying their keyword columns out, the
+    newest first and cut when ``asked.newest``) and the scores over them; without the cut
+    PostgreSQL flattens it into one scan."""
+    idf_sql, idf_params = term_sum(asked.terms, asked.weights, asked.context_weight)
+    count_sql, count_params = term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    contextual = asked.context_weight > 0
+    columns = ["id", "created_at", "search_document"] + (["context_document"] if contextual else [])
+    select = ", ".join(f"{scope.column(c)} AS {c}" for c in columns)
+    condition = f"{scope.column('search_document')} @@ {TSQUERY}"
+    if contextual:
+        condition += f" OR {scope.column('context_document')} @@ {TSQUERY}"
+    bound = [" | ".join(asked.match)] * (2 if contextual else 1)
+    tail, tail_params = (
+        ("", []) if not asked.newest else (f"ORDER BY {scope.column('created_at')} DESC LIMIT %s", [asked.newest])
+    )
+    inner = scope.rows(select, condition, tail)
+    sql = (
+        f"SELECT id, {idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document))) AS rank, created_at, "  # noqa: S608
+        f"{idf_sql} AS idf, {count_sql} AS count FROM ({inner}) AS matched "
+        "ORDER BY rank DESC, created_at DESC LIMIT %s"
+    )
+    params: list[Any] = [*idf_params, *idf_params, *count_params, *scope.params, *bound, *tail_params, limit]
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(rid, float(rank), created, float(idf), float(count)) for rid, rank, created, idf, count in cursor]
+
+
+# --- the dense ranker --------------------------------------------------------------------------
+
+# Stands for the query's vector in ``nearest_statement``'s SQL until the caller binds it.
+QUERY_VECTOR = "mmw:query-vector"
+
+
+def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tuple[str, tuple[object, ...]]:
+    """The statement for the ``limit`` rows of ``scope`` carrying a ``dim``-long ``model_id``
+    vector nearest to the query's (cosine distance), as ``(id, distance, created_at)``; the
+    query vector's parameter is ``QUERY_VECTOR`` until bound. The vector expression and the
+    ``embedding_model`` test are the partial HNSW index's (``memories.vector_index``), so the
+    planner uses it."""
+    vector = f"({scope.column('embedding')})::vector({int(dim)})"
+    select = f"{scope.column('id')}, {vector} <=> %s::vector AS distance, {scope.column('created_at')}"
+    sql = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
+    # ``select`` binds first: the query vector, then the scope's, then the condition's and the tail's.
+    return sql, (QUERY_VECTOR, *scope.params, model_id, limit)
+
+
+# --- the winners' rows -------------------------------------------------------------------------
+
+_PRESENTED_FIELDS = [f for f in Memory._meta.concrete_fields if f.name not in NOT_PRESENTED]
+_COLUMNS = [str(f.column) for f in _PRESENTED_FIELDS]
+_AUTHOR = Memory._meta.get_field("author").related_model
+_KEY = Memory._meta.get_field("api_key").related_model
+_WORKSPACE = Memory._meta.get_field("workspace").related_model
+
+
+def presented(scope: Scope, ids: Sequence[Any]) -> dict[uuid.UUID, Memory]:
+    """The rows of ``scope`` among ``ids``, as ``present`` reads them (what
+    ``selectors._presentable(…).in_bulk(ids)`` loaded): a record without its ``NOT_PRESENTED``
+    columns, with its author (id, email), key (id, prefix) and workspace (id, name) loaded in
+    the same statement. One statement, four small objects per record, nothing compiled."""
+    if not ids:
+        return {}
+    own = ", ".join(scope.column(column) for column in _COLUMNS)
+    select = f"{own}, mmw_author.id, mmw_author.email, mmw_key.id, mmw_key.prefix, mmw_ws.id, mmw_ws.name"
+    joined = (
+        f"{scope.from_sql} "
+        f"LEFT OUTER JOIN {_quoted(_AUTHOR)} mmw_author ON mmw_author.id = {scope.column('author_id')} "
+        f"LEFT OUTER JOIN {_quoted(_KEY)} mmw_key ON mmw_key.id = {scope.column('api_key_id')} "
+        f"INNER JOIN {_quoted(_WORKSPACE)} mmw_ws ON mmw_ws.id = {scope.column('workspace_id')}"
+    )
+    sql = f"SELECT {select} FROM {joined} WHERE ({scope.where_sql}) AND {scope.column('id')} = ANY(%s::uuid[])"  # noqa: S608
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(sql, [*scope.params, list(ids)])
+        rows = cursor.fetchall()
+    records = (_record(scope.using, row) for row in rows)
+    return {record.id: record for record in records}
+
+
+_NAMES = [f.attname for f in _PRESENTED_FIELDS]
+
+
+def _record(using: str, row: Sequence[Any]) -> Memory:
+    """A ``presented`` row as a record with its author, key and workspace cached on it."""
+    width = len(_PRESENTED_FIELDS)
+    record = Memory.from_db(
+        using, _NAMES, [_to_python(f, v) for f, v in zip(_PRESENTED_FIELDS, row[:width], strict=True)]
+    )
+    author_id, email, key_id, prefix, ws_id, ws_name = row[width:]
+    _cache(record, "author", _AUTHOR.from_db(using, ["id", "email"], [author_id, email]) if author_id else None)
+    _cache(record, "api_key", _KEY.from_db(using, ["id", "prefix"], [key_id, prefix]) if key_id else None)
+    _cache(record, "workspace", _WORKSPACE.from_db(using, ["id", "name"], [ws_id, ws_name]))
+    return record
+
+
+def _quoted(model: Any) -> str:
+    return f'"{model._meta.db_table}"'
+
+
+def _cache(record: Memory, name: str, value: Any) -> None:
+    Memory._meta.get_field(name).set_cached_value(record, value)  # type: ignore[union-attr]
+
+
+def _to_python(field: Any, value: Any) -> Any:
+    """A column's value as the ORM gives it (its ``from_db_value`` converters: none of the
+    presented columns has one today, but a raw row must not bypass one added later)."""
+    convert = getattr(field, "from_db_value", None)
+    return convert(value, None, None) if convert is not None and value is not None else value

@@ -1,0 +1,219 @@
+"""``memories.sql`` answers exactly what the ORM queries it replaced answered (``bench.common``'s
+references), on every kind of scope a search draws on: one workspace, every workspace (a join),
+filters, ``latest_only`` (a subquery), each person's visibility (drafts, departments), another
+account, and a scope that can hold nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import QuerySet
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from accounts.keys import Principal
+from bench.common import orm_keyword_ranked, orm_nearest, orm_presented
+from memories import presenters, search, selectors, sql, vectors
+from memories.models import Memory
+from tests.orgs.world import Org, Person, make_org, write
+
+pytestmark = pytest.mark.django_db
+
+WHEN = dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+
+
+@dataclass
+class World:
+    org: Org
+    founder: Person
+    red: Person  # in department red
+    blue: Person  # in department blue
+    outsider: Principal  # another account's
+
+
+@pytest.fixture
+def world() -> World:
+    org = make_org("sqlco")
+    red = org.add("red@sqlco.test", departments=["red"])
+    blue = org.add("blue@sqlco.test", departments=["blue"])
+    founder = org.founder
+    texts: list[tuple[Person, str, str, dict[str, Any]]] = [
+        (founder, "project", "Deploy the api to staging on Monday.", {"tags": ["ops"]}),
+        (founder, "project", "Deploy notes: staging needs the new certificate.", {"fact_key": "cert", "tags": ["ops"]}),
+        (red, "project", "The certificate for staging was renewed in March.", {"fact_key": "cert"}),
+        (red, "department", "Red team deploys the billing service on Fridays.", {}),
+        (blue, "department", "Blue team keeps the staging database on PostgreSQL 15.", {}),
+        (blue, "author", "Draft: deploy staging before production, then check the billing logs.", {}),
+        (founder, "org", "The on-call engineer is paged only for customer-facing outages.", {}),
+        (founder, "project", "Frontend builds use Vite and deploy on every pull request.", {"workspace": "web"}),
+    ]
+    for i, (author, visibility, text, extra) in enumerate(texts):
+        occurred = (WHEN + dt.timedelta(days=i)).isoformat()
+        write(author, visibility, text, occurred_at=occurred, source_id="notes", position=i, **extra)
+    expired = write(founder, "project", "Staging deploys are frozen in December.", expires_at="1h")
+    Memory.objects.filter(id=expired).update(expires_at=timezone.now() - dt.timedelta(minutes=1))
+    forgotten = write(founder, "project", "Deploy staging with the old script.")
+    Memory.objects.filter(id=forgotten).update(forgotten_at=timezone.now())
+    other = make_org("elsewhere", departments=())
+    write(other.founder, "project", "Deploy staging at elsewhere every day.")
+    return World(org, founder, red, blue, other.founder.principal())
+
+
+def scopes(w: World) -> dict[str, QuerySet[Memory]]:
+    """Every kind of scope a read draws on, named."""
+
+    def listing(who: Person | Principal, workspace: str = "default", **filters: Any) -> QuerySet[Memory]:
+        principal = who.principal() if isinstance(who, Person) else who
+        f = selectors.MemoryFilters.of(filters)
+        qs = selectors.memory_queryset(principal=principal, workspace=workspace, filters=f)
+        assert qs is not None
+        return qs
+
+    return {
+        "founder, default": listing(w.founder),
+        "founder, every workspace": listing(w.founder, "*"),
+        "red, every workspace": listing(w.red, "*"),
+        "blue, every workspace": listing(w.blue, "*"),
+        "blue, tag and confidence": listing(w.blue, "*", tags=["ops"], min_confidence=0.1),
+        "red, latest versions only": listing(w.red, "*", latest_only=True),
+        "founder, since and until": listing(
+            w.founder,
+            "*",
+            since=(WHEN + dt.timedelta(days=2)).isoformat(),
+            until=(WHEN + dt.timedelta(days=5)).isoformat(),
+        ),
+        "another account": listing(w.outsider, "*"),
+    }
+
+
+def test_a_scope_holds_exactly_the_querysets_rows(world: World) -> None:
+    sizes = {}
+    for name, qs in scopes(world).items():
+        scope = sql.Scope.of(qs)
+        assert scope is not None, name
+        with connection.cursor() as cursor:
+            cursor.execute(scope.rows(scope.column("id")), list(scope.params))
+            got = {row[0] for row in cursor.fetchall()}
+        assert got == set(qs.values_list("id", flat=True)), name
+        sizes[name] = len(got)
+    # the scopes differ (the test would prove little if every scope held the same rows)
+    assert sizes["blue, every workspace"] != sizes["red, every workspace"]
+    assert sizes["founder, default"] < sizes["founder, every workspace"]
+    assert 0 < sizes["founder, since and until"] < sizes["founder, every workspace"]
+
+
+def test_a_scope_that_can_hold_nothing_is_none(world: World) -> None:
+    assert sql.Scope.of(Memory.objects.none()) is None
+    assert sql.Scope.of(Memory.objects.filter(id__in=[])) is None
+    assert search.nearest(Memory.objects.none(), [0.1] * vectors.current().dim, vectors.current().model_id, 5) == []
+
+
+def _stats(terms: list[str]) -> search.TermStats:
+    return search.TermStats(40, [20 if t.startswith("deploy") else 3 for t in terms])
+
+
+@pytest.mark.parametrize("context_weight", [0.0, 0.3])
+@pytest.mark.parametrize("newest", [0, 3])
+def test_the_keyword_statement_answers_as_the_orm(world: World, context_weight: float, newest: int) -> None:
+    """Ordinary queries and the newest-matches cut (``newest``), with and without context."""
+    answered = 0
+    for name, qs in scopes(world).items():
+        for query in ("deploy staging", "deploy", "staging certificate deploy", "billing logs", "zebra"):
+            asked = search.keyword_query(query, _stats, context_weight)
+            assert asked is not None
+            asked = sql.KeywordQuery(asked.terms, asked.weights, asked.match, context_weight, newest)
+            scope = sql.Scope.of(qs)
+            assert scope is not None
+            got = sql.keyword_ranked(scope, asked, 4)
+            want = orm_keyword_ranked(qs, asked, 4)
+            assert [(r[0], r[2]) for r in got] == [(r[0], r[2]) for r in want], (name, query)
+            assert [r[1] for r in got] == pytest.approx([r[1] for r in want], abs=1e-9), (name, query)
+            assert [r[3:] for r in got] == [pytest.approx(r[3:], abs=1e-9) for r in want], (name, query)
+            answered += len(got)
+    assert answered > 20
+
+
+def test_records_in_context_are_found_by_their_predecessors_words(world: World) -> None:
+    """A record whose previous record (same source, next position) holds the query's word: found
+    through its ``context_document`` only when ``context_weight`` > 0."""
+    qs = scopes(world)["founder, every workspace"]  # the founder's first two records: one sequence
+    scope = sql.Scope.of(qs)
+    assert scope is not None
+    asked = search.keyword_query("Monday", _stats, 0.3)
+    assert asked is not None
+    contextual = {r[0] for r in sql.keyword_ranked(scope, asked, 10)}
+    plain = {
+        r[0] for r in sql.keyword_ranked(scope, sql.KeywordQuery(asked.terms, asked.weights, asked.match, 0.0), 10)
+    }
+    assert plain < contextual
+
+
+def test_the_dense_statement_answers_as_the_orm(world: World) -> None:
+    backend = vectors.current()
+    for name, qs in scopes(world).items():
+        for query in ("when do we deploy staging", "who gets paged", "база данных"):
+            embedded = vectors.embed_query(query)
+            assert embedded is not None
+            got = search.nearest(qs, embedded[0], backend.model_id, 5)
+            want = orm_nearest(qs, embedded[0], backend.model_id, 5)
+            assert [(c.id, c.created_at) for c in got] == [(c.id, c.created_at) for c in want], (name, query)
+            assert [c.score for c in got] == pytest.approx([c.score for c in want], abs=1e-9)
+
+
+def test_presented_rows_are_the_orms_and_present_the_same(world: World) -> None:
+    """Asked for every record id of both accounts, each scope returns only its own rows, and each
+    is presented exactly as the ORM-loaded record is, without another query."""
+    every = list(Memory.objects.values_list("id", flat=True))
+    for name, qs in scopes(world).items():
+        scope = sql.Scope.of(qs)
+        assert scope is not None
+        got = sql.presented(scope, every)
+        want = orm_presented(qs, every)
+        assert got.keys() == want.keys(), name
+        principal = _principal_of(world, name)
+        with CaptureQueriesContext(connection) as captured:
+            authors = [presenters.author(got[i]) for i in want]
+            names = [got[i].workspace.name for i in want]
+        assert captured.captured_queries == [], name
+        assert authors == [presenters.author(want[i]) for i in want], name
+        assert names == [want[i].workspace.name for i in want], name
+        ids = list(want)
+        assert selectors.present(principal, [got[i] for i in ids]) == selectors.present(
+            principal, [want[i] for i in ids]
+        )
+        for i in ids:
+            for field in sql._PRESENTED_FIELDS:
+                assert getattr(got[i], field.attname) == getattr(want[i], field.attname), (name, field.name)
+    empty = sql.Scope.of(Memory.objects.all())
+    assert empty is not None
+    assert sql.presented(empty, []) == {}
+
+
+def _principal_of(w: World, scope_name: str) -> Principal:
+    who: dict[str, Callable[[], Principal]] = {
+        "founder": w.founder.principal,
+        "red": w.red.principal,
+        "blue": w.blue.principal,
+        "another": lambda: w.outsider,
+    }
+    return who[scope_name.split(",")[0].split()[0]]()
+
+
+def test_a_search_is_four_statements_after_admission(world: World) -> None:
+    """The scope is compiled once: term statistics, the keyword ranker, the dense ranker and the
+    winners' rows (no side connection in tests: the dense ranker runs on the request's)."""
+    qs = scopes(world)["founder, every workspace"]
+    with CaptureQueriesContext(connection) as captured:
+        hits = search.hybrid_hits(qs, "deploy staging", 5, world.org.project.pk)
+    assert hits
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len(statements) == 4, statements
+    assert "memories_termstat" in statements[0]
+    assert "to_tsquery" in statements[1]
+    assert "<=>" in statements[2]
+    assert "mmw_author" in statements[3]
