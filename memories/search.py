@@ -161,13 +161,21 @@ class Ranking:
 StatsOf = Callable[[list[str]], "TermStats"]
 
 
+# What the rankers draw on: a queryset, or its scope already compiled (``sql.Scope``).
+Rows = QuerySet[Any] | sql.Scope
+
+
+def _scope(candidates: Rows) -> sql.Scope | None:
+    return candidates if isinstance(candidates, sql.Scope) else sql.Scope.of(candidates)
+
+
 def hybrid_hits(
-    candidates: QuerySet[Memory], query: str, limit: int, project_id: uuid.UUID, *, floor: Floor = NO_FLOOR
+    candidates: Rows, query: str, limit: int, project_id: uuid.UUID, *, floor: Floor = NO_FLOOR
 ) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded as ``present`` reads them
     (``sql.presented``); only what passes ``floor``."""
-    scope = sql.Scope.of(candidates)
+    scope = _scope(candidates)
     if scope is None:
         return []
     winners = hybrid_ranking(
@@ -180,14 +188,6 @@ def hybrid_hits(
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
-
-
-# What the rankers draw on: a queryset, or its scope already compiled (``sql.Scope``).
-Rows = QuerySet[Any] | sql.Scope
-
-
-def _scope(candidates: Rows) -> sql.Scope | None:
-    return candidates if isinstance(candidates, sql.Scope) else sql.Scope.of(candidates)
 
 
 def hybrid_ranking(

@@ -14,7 +14,7 @@ from django.db.models.functions import Cast, Coalesce, Concat, Now
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from memories import admission, inputs, presenters, record_rules, search, statuses
+from memories import admission, inputs, presenters, record_rules, search, sql, statuses
 from memories.models import NOT_PRESENTED, LiveCount, Memory, MemoryRelation, Visibility, visibility_rule
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
@@ -92,6 +92,54 @@ def memory_queryset(
     return _filtered(principal, qs, filters) if filters is not None else qs
 
 
+# The compiled ``readable_scope`` of each recent rule, at most this many.
+READABLE_SCOPES = 2048
+_readable: dict[tuple[Any, ...], sql.Scope | None] = {}
+
+
+def readable_scope(principal: Principal, *, live: bool = True) -> sql.Scope | None:
+    """``Memory.objects.visible_to(principal)`` (``.live()`` too unless ``live`` is False) as a
+    compiled scope (``memories.sql``); None when the principal reads nothing.
+
+    Compiling the rule costs ~1 ms of ORM per statement, so a compiled scope is kept, keyed by
+    everything the rule reads from the principal (account, project, user, membership, departments):
+    a changed membership or department set is another key, and "now" is the database's
+    (``statement_timestamp()``), so a kept scope is never stale."""
+    membership = principal.membership
+    key = (
+        live,
+        membership.is_active,
+        membership.account_id,
+        principal.account.pk,
+        principal.project.pk,
+        principal.user.pk,
+        tuple(sorted(principal.department_ids)),
+    )
+    if key in _readable:
+        return _readable[key]
+    visible = Memory.objects.visible_to(principal)
+    scope = sql.Scope.of(visible.live() if live else visible)
+    if len(_readable) >= READABLE_SCOPES:
+        _readable.clear()
+    _readable[key] = scope
+    return scope
+
+
+def search_scope(*, principal: Principal, workspace: str, filters: MemoryFilters) -> sql.Scope | None:
+    """``memory_queryset``'s rows as a compiled scope (``memories.sql``), for the rankers. A search
+    of one named workspace without filters (most searches) narrows the cached ``readable_scope``
+    to it, compiling nothing; any other search compiles ``memory_queryset``. None: nothing to read."""
+    if workspace == ALL or filters != MemoryFilters():
+        qs = memory_queryset(principal=principal, workspace=workspace, filters=filters)
+        return sql.Scope.of(qs) if qs is not None else None
+    state = workspace_state(principal, workspace)
+    state.raise_problem()
+    readable = readable_scope(principal)
+    if state.workspace is None or readable is None:
+        return None
+    return readable.narrowed(f"{readable.column('workspace_id')} = %s", [state.workspace.pk])
+
+
 # --- search -------------------------------------------------------------------------------
 
 
@@ -109,10 +157,10 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
             raise InvalidInput(f"{name} must be between 0 and 1")
     filters = MemoryFilters.of(v)
     answer: presenters.Found = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
-    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
-    if base is None:
+    scope = search_scope(principal=principal, workspace=v["workspace"], filters=filters)
+    if scope is None:
         return answer
-    hits = search.hybrid_hits(base, v["query"], v["limit"], principal.project.pk, floor=_floor(v))
+    hits = search.hybrid_hits(scope, v["query"], v["limit"], principal.project.pk, floor=_floor(v))
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = present(principal, [h.memory for h in hits], [h.relevance for h in hits], freshness)
     return answer
@@ -207,10 +255,10 @@ def memory_export(
 
 
 def _export_chunks(principal: Principal, ids: list[uuid.UUID]) -> Iterator[presenters.Record]:
+    readable = readable_scope(principal)
     for start in range(0, len(ids), EXPORT_CHUNK):
         chunk = ids[start : start + EXPORT_CHUNK]
-        rows = _presentable(Memory.objects.visible_to(principal).live().filter(id__in=chunk))
-        found = {r.id: r for r in rows}
+        found = sql.presented(readable, chunk) if readable is not None else {}
         yield from present(principal, [found[i] for i in chunk if i in found])
 
 
@@ -290,7 +338,8 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
     if not edges:
         return {}  # the scope below costs ~1 ms of ORM to build even when it asks nothing
     others = {a for a, *_ in edges} | {b for _, b, *_ in edges}
-    readable = set(Memory.objects.visible_to(principal).live().filter(id__in=others).values_list("id", flat=True))
+    scope = readable_scope(principal)
+    readable = sql.ids_among(scope, list(others)) if scope is not None else set()
     wanted = set(ids)
     out: dict[uuid.UUID, list[presenters.Relation]] = {}
     for src, dst, relation, score in edges:
@@ -338,7 +387,8 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
         wanted = uuid.UUID(str(memory_id))
     except ValueError:
         raise NotFound("memory not found") from None
-    record = _presentable(Memory.objects.visible_to(principal).live().filter(id=wanted)).first()
+    readable = readable_scope(principal)
+    record = sql.presented(readable, [wanted]).get(wanted) if readable is not None else None
     if record is None:
         raise NotFound("memory not found")
     return record
@@ -360,12 +410,16 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if state.workspace is None:
             return {**_envelope(principal, v["workspace"], admitted), "fact_key": v["fact_key"], "versions": []}
         workspace_id, fact_key, name = state.workspace.id, v["fact_key"], state.name
-    visible = _presentable(Memory.objects.visible_to(principal))
-    if fact_key is None:
-        rows = list(visible.filter(id=anchor.id))
+    visible = readable_scope(principal, live=False)
+    if visible is None:
+        rows = []
+    elif fact_key is None:
+        rows = [anchor]
     else:
         # In the order things happened (occurred_at; the write order for records written without it).
-        rows = list(visible.filter(workspace_id=workspace_id, fact_key=fact_key).order_by("occurred_at", "version"))
+        same_fact = f"{visible.column('workspace_id')} = %s AND {visible.column('fact_key')} = %s"
+        order = f"{visible.column('occurred_at')}, {visible.column('version')}"
+        rows = sql.loaded(visible, same_fact, [workspace_id, fact_key], order)
     live = [r for r in rows if r.forgotten_at is None]
     presented = {p["id"]: p for p in present(principal, live)}
     versions: list[presenters.Record | presenters.ForgottenStub] = [

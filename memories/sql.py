@@ -69,6 +69,11 @@ class Scope:
             using=candidates.db,
         )
 
+    def narrowed(self, condition: str, params: Sequence[Any]) -> Scope:
+        """This scope's rows that also meet ``condition`` (SQL with ``%s`` for ``params``)."""
+        where = f"({self.where_sql}) AND ({condition})"
+        return Scope(self.table, self.from_sql, where, (*self.params, *params), self.using)
+
     def column(self, name: str) -> str:
         """``name`` of the scope's table, qualified."""
         return f'{self.table}."{name}"'
@@ -172,12 +177,19 @@ _WORKSPACE = Memory._meta.get_field("workspace").related_model
 
 
 def presented(scope: Scope, ids: Sequence[Any]) -> dict[uuid.UUID, Memory]:
-    """The rows of ``scope`` among ``ids``, as ``present`` reads them (what
-    ``selectors._presentable(…).in_bulk(ids)`` loaded): a record without its ``NOT_PRESENTED``
-    columns, with its author (id, email), key (id, prefix) and workspace (id, name) loaded in
-    the same statement. One statement, four small objects per record, nothing compiled."""
+    """The rows of ``scope`` among ``ids`` (records' ids), by id, loaded as ``present`` reads
+    them (see ``loaded``): what ``selectors._presentable(…).in_bulk(ids)`` loaded."""
     if not ids:
         return {}
+    return {r.id: r for r in loaded(scope, f"{scope.column('id')} = ANY(%s::uuid[])", [list(ids)])}
+
+
+def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), order: str = "") -> list[Memory]:
+    """The records of ``scope`` meeting ``condition`` (with ``params``), in ``order`` (an
+    ``ORDER BY`` list of qualified columns), as ``present`` reads them: without the
+    ``NOT_PRESENTED`` columns, with their author (id, email), key (id, prefix) and workspace
+    (id, name) loaded in the same statement. One statement, four small objects per record,
+    nothing compiled."""
     own = ", ".join(scope.column(column) for column in _COLUMNS)
     select = f"{own}, mmw_author.id, mmw_author.email, mmw_key.id, mmw_key.prefix, mmw_ws.id, mmw_ws.name"
     joined = (
@@ -186,12 +198,23 @@ def presented(scope: Scope, ids: Sequence[Any]) -> dict[uuid.UUID, Memory]:
         f"LEFT OUTER JOIN {_quoted(_KEY)} mmw_key ON mmw_key.id = {scope.column('api_key_id')} "
         f"INNER JOIN {_quoted(_WORKSPACE)} mmw_ws ON mmw_ws.id = {scope.column('workspace_id')}"
     )
-    sql = f"SELECT {select} FROM {joined} WHERE ({scope.where_sql}) AND {scope.column('id')} = ANY(%s::uuid[])"  # noqa: S608
+    sql = f"SELECT {select} FROM {joined} WHERE ({scope.where_sql}) AND ({condition})"  # noqa: S608
+    if order:
+        sql += f" ORDER BY {order}"
     with connections[scope.using].cursor() as cursor:
-        cursor.execute(sql, [*scope.params, list(ids)])
+        cursor.execute(sql, [*scope.params, *params])
         rows = cursor.fetchall()
-    records = (_record(scope.using, row) for row in rows)
-    return {record.id: record for record in records}
+    return [_record(scope.using, row) for row in rows]
+
+
+def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:
+    """Which of ``ids`` (records' ids) are rows of ``scope``."""
+    if not ids:
+        return set()
+    select = scope.column("id")
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(scope.rows(select, f"{select} = ANY(%s::uuid[])"), [*scope.params, list(ids)])
+        return {row[0] for row in cursor.fetchall()}
 
 
 _NAMES = [f.attname for f in _PRESENTED_FIELDS]
