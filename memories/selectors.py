@@ -9,13 +9,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import CharField, Count, Exists, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Cast, Coalesce, Concat, Now
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, sql, statuses
-from memories.models import NOT_PRESENTED, LiveCount, Memory, MemoryRelation, Visibility, visibility_rule
+from memories.models import NOT_PRESENTED, Memory, MemoryRelation
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
 
@@ -504,33 +503,6 @@ def workspace_list(*, principal: Principal) -> presenters.Workspaces:
 def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
     """The project's live workspaces by name, each with how many live records ``principal`` can
     read in it (``memory_count``): exactly the records ``Memory.objects.visible_to(principal).live()``
-    holds there, without counting them. It starts from the trigger-kept ``LiveCount`` of each
-    workspace (every record not forgotten), takes away the restricted records (drafts,
-    department records) the caller cannot read, and the readable ones past ``expires_at`` that
-    the expiry job has not forgotten yet; only those restricted or expired records are counted
-    (partial indexes), so a workspace of project-visible records costs O(1) whatever its size."""
-    live = LiveCount.objects.filter(scope=Concat(Value("w:"), Cast(OuterRef("pk"), CharField()))).values("records")
-    workspaces = list(
-        Workspace.objects.filter(project=principal.project, deleted_at__isnull=True)
-        .annotate(live=Coalesce(Subquery(live[:1]), 0))
-        .order_by("name")
-    )
-    rule = visibility_rule(principal)
-    if rule is None:  # an inactive membership reads nothing
-        return [(ws, 0) for ws in workspaces]
-    restricted = Q(visibility__in=[Visibility.AUTHOR, Visibility.DEPARTMENT])
-    expired = Q(expires_at__lte=Now())
-    candidates = Q(forgotten_at__isnull=True) & (restricted | expired)
-    counted = (  # restricted records of anyone, the restricted ones the caller reads, the expired they read
-        Memory.objects.filter(project=principal.project)
-        .filter(candidates)
-        .values("workspace_id")
-        .annotate(
-            n=Count("id", filter=restricted),
-            mine=Count("id", filter=restricted & rule),
-            gone=Count("id", filter=expired & rule),
-        )
-        .values_list("workspace_id", "n", "mine", "gone")
-    )
-    hidden = {ws_id: n - mine + gone for ws_id, n, mine, gone in counted}
-    return [(ws, ws.live - hidden.get(ws.pk, 0)) for ws in workspaces]
+    holds there, without counting them (``sql.workspace_counts``: the trigger-kept ``LiveCount``
+    less the hidden restricted and expired records). One statement."""
+    return sql.workspace_counts(principal.project.pk, readable_scope(principal, live=False))

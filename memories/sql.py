@@ -207,6 +207,43 @@ def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), or
     return [_record(scope.using, row) for row in rows]
 
 
+def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[Any, int]]:
+    """The project's live workspaces by name, each with how many live records the rows of ``rule``
+    (a principal's readable records, forgotten ones included: ``readable_scope(live=False)``;
+    None: reads nothing) hold there. One statement: each workspace's trigger-kept ``LiveCount``
+    (every record not forgotten) less the restricted records (drafts, department records) outside
+    ``rule`` and the expired ones inside it that the expiry job has not forgotten yet. Only
+    restricted or expired records are read (the partial index ``memory_ws_restricted``), so a
+    workspace of project-visible records costs O(1) whatever its size."""
+    fields = list(_WORKSPACE._meta.concrete_fields)
+    own = ", ".join(f'w."{f.column}"' for f in fields)
+    hidden, params = "", []
+    if rule is not None:  # the records the rule hides, per workspace (the rule's columns are of its table)
+        m = rule.table
+        restricted = f"{m}.visibility IN ('author', 'department')"
+        expired = f"{m}.expires_at <= statement_timestamp()"
+        readable = rule.where_sql
+        hidden = (
+            f"LEFT OUTER JOIN (SELECT {m}.workspace_id, count(*) FILTER (WHERE {restricted})"  # noqa: S608
+            f" - count(*) FILTER (WHERE {restricted} AND ({readable}))"
+            f" + count(*) FILTER (WHERE {expired} AND ({readable})) AS n FROM {m}"
+            f" WHERE {m}.project_id = %s AND {m}.forgotten_at IS NULL AND ({restricted} OR {expired})"
+            f" GROUP BY {m}.workspace_id) hidden ON hidden.workspace_id = w.id"
+        )
+        params = [*rule.params, *rule.params, project_id]
+    live = "COALESCE((SELECT records FROM memories_livecount WHERE scope = 'w:' || w.id), 0)"
+    count = f"{live} - COALESCE(hidden.n, 0)" if rule is not None else "0"
+    sql = (
+        f"SELECT {own}, {count} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
+        " WHERE w.project_id = %s AND w.deleted_at IS NULL ORDER BY w.name"
+    )
+    with connections[rule.using if rule is not None else "default"].cursor() as cursor:
+        cursor.execute(sql, [*params, project_id])
+        rows = cursor.fetchall()
+    names = [f.attname for f in fields]
+    return [(_WORKSPACE.from_db("default", names, row[: len(fields)]), int(row[-1])) for row in rows]
+
+
 def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:
     """Which of ``ids`` (records' ids) are rows of ``scope``."""
     if not ids:
