@@ -153,7 +153,8 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
 
     idf_sql, idf_params = sql.term_sum(asked.terms, asked.weights, asked.context_weight)
     count_sql, count_params = sql.term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
-    score = RawSQL(f"{idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document)))", idf_params, output_field=FloatField())  # noqa: S611
+    size = "sqrt(1.0::float8 + ln(1.0::float8 + length(search_document)))"
+    score = RawSQL(f"{idf_sql} / {size}", idf_params, output_field=FloatField())  # noqa: S611
     idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
     count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
     where = f"search_document @@ {sql.TSQUERY}" + (

@@ -90,14 +90,19 @@ class Scope:
 def term_sum(terms: Sequence[str], weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
     """SQL summing ``weights[i]`` over the ``terms[i]`` a row's ``search_document`` contains (with
     ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``), and
-    its parameters. The columns are unqualified: it reads the rows of ``keyword_ranked``'s inner scan."""
+    its parameters. The columns are unqualified: it reads the rows of ``keyword_ranked``'s inner scan.
+    The weights are ``float8``: a bare literal is ``numeric`` to PostgreSQL, whose arithmetic over
+    ~1,000 rows made the statement 1.7x slower (docs/latency.md, "Fourth round")."""
     params: list[object] = []
     if context_weight > 0:
-        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s WHEN context_document @@ {TSQUERY} THEN %s ELSE 0 END"
+        case = (
+            f"CASE WHEN search_document @@ {TSQUERY} THEN %s::float8"
+            f" WHEN context_document @@ {TSQUERY} THEN %s::float8 ELSE 0::float8 END"
+        )
         for term, weight in zip(terms, weights, strict=True):
             params += [term, weight, term, weight * context_weight]
     else:
-        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s ELSE 0 END"
+        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s::float8 ELSE 0::float8 END"
         params = [x for pair in zip(terms, weights, strict=True) for x in pair]
     return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
 
@@ -138,7 +143,7 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
     )
     inner = scope.rows(select, condition, tail)
     sql = (
-        f"SELECT id, {idf_sql} / sqrt(1.0 + ln(1.0 + length(search_document))) AS rank, created_at, "  # noqa: S608
+        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
         f"{idf_sql} AS idf, {count_sql} AS count FROM ({inner}) AS matched "
         "ORDER BY rank DESC, created_at DESC LIMIT %s"
     )
