@@ -262,10 +262,16 @@ def insert_archived(
 
 def reset_memories() -> None:
     """Empty the memory tables of the bench database (every run starts from zero records, so the
-    global HNSW index holds only what the run loads)."""
+    global HNSW index holds only what the run loads). This also empties the projects other
+    benches keep (``bench/goals.py``'s 100k project: reload it with ``make bench-goals``, ~10 min),
+    so it says how many records it drops."""
     from django.db import connection
 
     with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memories_memory")
+        row = cursor.fetchone()
+        if row and row[0]:
+            log(f"emptying the bench database's memory tables: {row[0]:,} records (goals-* projects included)")
         cursor.execute(
             "TRUNCATE memories_memoryrelation, memories_idempotencyrecord, memories_memory, "
             "billing_ratecounter RESTART IDENTITY CASCADE"

@@ -61,7 +61,8 @@ class RelationType(models.TextChoices):
 def visibility_rule(principal: Principal) -> Q | None:
     """The filter of what ``principal`` may read among rows carrying ``account``, ``project``,
     ``author``, ``visibility`` and ``department_ids`` (``Memory.objects.visible_to`` explains the
-    rule; ledger entries share it), or ``None`` when the principal reads nothing."""
+    rule; ledger entries share it), or ``None`` when the principal reads nothing. It reads only
+    what ``visibility_key`` lists."""
     membership = principal.membership
     if not membership.is_active or membership.account_id != principal.account.pk:
         return None
@@ -69,6 +70,21 @@ def visibility_rule(principal: Principal) -> Q | None:
     if principal.department_ids:
         rule |= Q(visibility=Visibility.DEPARTMENT, department_ids__overlap=sorted(principal.department_ids))
     return Q(account_id=principal.account.pk, project_id=principal.project.pk) & rule
+
+
+def visibility_key(principal: Principal) -> tuple[object, ...]:
+    """Everything ``visibility_rule`` reads from ``principal``: two principals with the same key
+    have the same rule (``memories.selectors.readable_scope`` keeps compiled rules by it). Change
+    both together."""
+    membership = principal.membership
+    return (
+        membership.is_active,
+        membership.account_id,
+        principal.account.pk,
+        principal.project.pk,
+        principal.user.pk,
+        tuple(sorted(principal.department_ids)),
+    )
 
 
 # Columns no reader of a record as a result needs (the vector and the two keyword indexes: several

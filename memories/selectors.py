@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -14,7 +16,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
 from memories import admission, inputs, presenters, record_rules, search, sql, statuses
-from memories.models import NOT_PRESENTED, Memory, MemoryRelation
+from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
 
@@ -91,9 +93,10 @@ def memory_queryset(
     return _filtered(principal, qs, filters) if filters is not None else qs
 
 
-# The compiled ``readable_scope`` of each recent rule, at most this many.
+# The compiled ``readable_scope`` of each recent rule, at most this many (least recently used out).
 READABLE_SCOPES = 2048
-_readable: dict[tuple[Any, ...], sql.Scope | None] = {}
+_readable: OrderedDict[tuple[Any, ...], sql.Scope | None] = OrderedDict()
+_readable_lock = threading.Lock()
 
 
 def readable_scope(principal: Principal, *, live: bool = True) -> sql.Scope | None:
@@ -101,26 +104,21 @@ def readable_scope(principal: Principal, *, live: bool = True) -> sql.Scope | No
     compiled scope (``memories.sql``); None when the principal reads nothing.
 
     Compiling the rule costs ~1 ms of ORM per statement, so a compiled scope is kept, keyed by
-    everything the rule reads from the principal (account, project, user, membership, departments):
-    a changed membership or department set is another key, and "now" is the database's
-    (``statement_timestamp()``), so a kept scope is never stale."""
-    membership = principal.membership
-    key = (
-        live,
-        membership.is_active,
-        membership.account_id,
-        principal.account.pk,
-        principal.project.pk,
-        principal.user.pk,
-        tuple(sorted(principal.department_ids)),
-    )
-    if key in _readable:
-        return _readable[key]
+    everything the rule reads from the principal (``models.visibility_key``: account, project,
+    user, membership, departments): a changed membership or department set is another key, and
+    "now" is the database's (``statement_timestamp()``, read when a statement runs), so a kept
+    scope is never stale."""
+    key = (live, *visibility_key(principal))
+    with _readable_lock:
+        if key in _readable:
+            _readable.move_to_end(key)
+            return _readable[key]
     visible = Memory.objects.visible_to(principal)
     scope = sql.Scope.of(visible.live() if live else visible)
-    if len(_readable) >= READABLE_SCOPES:
-        _readable.clear()
-    _readable[key] = scope
+    with _readable_lock:
+        _readable[key] = scope
+        while len(_readable) > READABLE_SCOPES:
+            _readable.popitem(last=False)
     return scope
 
 

@@ -47,12 +47,17 @@ class Scope:
 
     @classmethod
     def of(cls, candidates: QuerySet[Any]) -> Scope | None:
-        """``candidates``' scope (its ordering, selection, slicing and ``select_related`` are
-        ignored); None when it can hold nothing (``none()``, ``id__in=[]``)."""
+        """``candidates``' scope (its ordering, selection and ``select_related`` are ignored);
+        None when it can hold nothing (``none()``, ``id__in=[]``). A queryset whose rows are not
+        just its table's rows meeting a condition — sliced, distinct, grouped or aggregated
+        (``HAVING``), a union — has no such scope: ``ValueError``, never a wider scope."""
         query = candidates.values("pk").query.chain()
         query.clear_ordering(force=True)
         compiler = query.get_compiler(using=candidates.db)
         compiler.pre_sql_setup()
+        shaped = query.combinator or query.is_sliced or query.distinct or query.group_by is not None
+        if shaped or compiler.having is not None or compiler.qualify is not None:
+            raise ValueError("a scope is a table's rows meeting a condition: slice, group or combine it after")
         try:
             where, where_params = compiler.compile(compiler.where) if compiler.where is not None else ("", [])
         except EmptyResultSet:
@@ -70,7 +75,8 @@ class Scope:
         )
 
     def narrowed(self, condition: str, params: Sequence[Any]) -> Scope:
-        """This scope's rows that also meet ``condition`` (SQL with ``%s`` for ``params``)."""
+        """This scope's rows that also meet ``condition``: SQL text of constants and qualified
+        columns only, every value a ``%s`` bound from ``params``."""
         where = f"({self.where_sql}) AND ({condition})"
         return Scope(self.table, self.from_sql, where, (*self.params, *params), self.using)
 
@@ -80,7 +86,8 @@ class Scope:
 
     def rows(self, select: str, condition: str = "TRUE", tail: str = "") -> str:
         """``SELECT {select} FROM … WHERE (scope) AND ({condition}) {tail}``: bind the select's
-        parameters first, then ``params``, then the condition's and the tail's."""
+        parameters first, then ``params``, then the condition's and the tail's. ``select``,
+        ``condition`` and ``tail`` are SQL text of constants and columns; values are bound."""
         return f"SELECT {select} FROM {self.from_sql} WHERE ({self.where_sql}) AND ({condition}) {tail}"  # noqa: S608
 
 
@@ -190,8 +197,9 @@ def presented(scope: Scope, ids: Sequence[Any]) -> dict[uuid.UUID, Memory]:
 
 
 def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), order: str = "") -> list[Memory]:
-    """The records of ``scope`` meeting ``condition`` (with ``params``), in ``order`` (an
-    ``ORDER BY`` list of qualified columns), as ``present`` reads them: without the
+    """The records of ``scope`` meeting ``condition`` (SQL text of constants and columns, its
+    values bound from ``params``), in ``order`` (an ``ORDER BY`` list of qualified columns), as
+    ``present`` reads them: without the
     ``NOT_PRESENTED`` columns, with their author (id, email), key (id, prefix) and workspace
     (id, name) loaded in the same statement. One statement, four small objects per record,
     nothing compiled."""
@@ -219,7 +227,10 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
     (every record not forgotten) less the restricted records (drafts, department records) outside
     ``rule`` and the expired ones inside it that the expiry job has not forgotten yet. Only
     restricted or expired records are read (the partial index ``memory_ws_restricted``), so a
-    workspace of project-visible records costs O(1) whatever its size."""
+    workspace of project-visible records costs O(1) whatever its size. ``rule`` is a scope of the
+    records' table alone (no joins): its ``WHERE`` is used inside a count over that table."""
+    if rule is not None and rule.from_sql != rule.table:
+        raise ValueError("workspace_counts needs a rule over the records' table alone (readable_scope)")
     fields = list(_WORKSPACE._meta.concrete_fields)
     own = ", ".join(f'w."{f.column}"' for f in fields)
     hidden, params = "", []
@@ -246,7 +257,8 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
         cursor.execute(sql, [*params, project_id])
         rows = cursor.fetchall()
     names = [f.attname for f in fields]
-    return [(_WORKSPACE.from_db("default", names, row[: len(fields)]), int(row[-1])) for row in rows]
+    using = rule.using if rule is not None else "default"
+    return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-1])) for row in rows]
 
 
 def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:
@@ -263,7 +275,9 @@ _NAMES = [f.attname for f in _PRESENTED_FIELDS]
 
 
 def _record(using: str, row: Sequence[Any]) -> Memory:
-    """A ``presented`` row as a record with its author, key and workspace cached on it."""
+    """A ``presented`` row as a record with its author, key and workspace cached on it — only the
+    fields ``present`` reads (author id/email, key id/prefix, workspace id/name): another field
+    of them would be loaded by a query of its own."""
     width = len(_PRESENTED_FIELDS)
     record = Memory.from_db(
         using, _NAMES, [_to_python(f, v) for f, v in zip(_PRESENTED_FIELDS, row[:width], strict=True)]
@@ -284,7 +298,8 @@ def _cache(record: Memory, name: str, value: Any) -> None:
 
 
 def _to_python(field: Any, value: Any) -> Any:
-    """A column's value as the ORM gives it (its ``from_db_value`` converters: none of the
-    presented columns has one today, but a raw row must not bypass one added later)."""
+    """A column's value through its field's own ``from_db_value`` (none of the presented columns
+    has one today; the backend's converters are not applied: psycopg already gives these columns'
+    Python types, and ``test_sql`` compares every field with the ORM's)."""
     convert = getattr(field, "from_db_value", None)
     return convert(value, None, None) if convert is not None and value is not None else value

@@ -228,16 +228,63 @@ def _ids(scope: sql.Scope | None) -> set[Any]:
 
 
 def test_the_readable_scope_is_the_visibility_rule(world: World) -> None:
-    """Each person's cached scope holds what ``visible_to`` (and ``live``) holds, and a second
-    ask compiles nothing."""
+    """Each person's kept scope holds what ``visible_to`` (and ``live``) holds; a second ask
+    gives the kept one."""
     for person in (world.founder.principal(), world.red.principal(), world.blue.principal(), world.outsider):
         visible = Memory.objects.visible_to(person)
         assert _ids(selectors.readable_scope(person)) == set(visible.live().values_list("id", flat=True))
         assert _ids(selectors.readable_scope(person, live=False)) == set(visible.values_list("id", flat=True))
-        with CaptureQueriesContext(connection) as captured:
-            again = selectors.readable_scope(person)
-        assert again is selectors.readable_scope(person)
-        assert captured.captured_queries == []
+        assert selectors.readable_scope(person) is selectors.readable_scope(person)
+
+
+def test_a_kept_scope_reads_now_when_it_runs(world: World) -> None:
+    """A record that expires after the scope was kept leaves it: "now" is the statement's."""
+    principal = world.founder.principal()
+    kept = selectors.readable_scope(principal)
+    record = Memory.objects.filter(content__startswith="The on-call engineer").get()
+    assert record.id in _ids(kept)
+    Memory.objects.filter(id=record.id).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    assert selectors.readable_scope(principal) is kept
+    assert record.id not in _ids(kept)
+
+
+def test_an_inactive_membership_reads_nothing_through_a_kept_scope(world: World) -> None:
+    """A principal built before its membership was deactivated (another process's cached key, at
+    most a second old: an inactive membership's key no longer resolves) reads nothing."""
+    import dataclasses
+
+    from mmw.errors import NotFound
+    from orgs.models import Membership
+
+    red = world.red.principal()
+    record_id = next(iter(_ids(selectors.readable_scope(red))))
+    membership = Membership.objects.get(pk=red.membership.pk)
+    membership.is_active = False
+    inactive = dataclasses.replace(red, membership=membership)
+    assert selectors.readable_scope(inactive) is None
+    with pytest.raises(NotFound):
+        selectors.memory_get(principal=inactive, memory_id=str(record_id))
+    assert [count for _, count in selectors.workspaces_with_counts(inactive)] == [0, 0]
+
+
+def test_a_scope_is_never_wider_than_its_queryset(world: World) -> None:
+    """Slicing, distinct, grouping and unions are not conditions on a table's rows: refused."""
+    from django.db.models import Count
+
+    everything = Memory.objects.all()
+    for shaped in (
+        everything[:3],
+        everything.distinct(),
+        everything.annotate(n=Count("workspace__memories")).filter(n__gt=1),
+        everything.filter(scope="a").union(everything.filter(scope="b")),
+    ):
+        with pytest.raises(ValueError, match="a scope is a table's rows"):
+            sql.Scope.of(shaped)
+    joined = selectors.search_scope(
+        principal=world.founder.principal(), workspace="*", filters=selectors.MemoryFilters()
+    )
+    with pytest.raises(ValueError, match="alone"):
+        sql.workspace_counts(world.org.project.pk, joined)
 
 
 def test_a_changed_department_is_another_readable_scope(world: World) -> None:
@@ -245,10 +292,12 @@ def test_a_changed_department_is_another_readable_scope(world: World) -> None:
     from orgs import services as org_services
 
     reader = world.org.add("reader@sqlco.test", departments=["red"])  # reads red's records, wrote none
-    before = _ids(selectors.readable_scope(reader.principal()))
+    kept = selectors.readable_scope(reader.principal())
+    before = _ids(kept)
     org_services.department_member_remove(
         department=world.org.departments["red"], membership=reader.membership, actor=world.founder.user
     )
+    assert selectors.readable_scope(reader.principal()) is not kept
     after = _ids(selectors.readable_scope(reader.principal()))
     assert after < before
     assert after == set(Memory.objects.visible_to(reader.principal()).live().values_list("id", flat=True))
