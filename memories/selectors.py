@@ -76,11 +76,11 @@ def _presentable(records: QuerySet[Memory]) -> QuerySet[Memory]:
 def memory_queryset(
     *, principal: Principal, workspace: str, filters: MemoryFilters | None = None
 ) -> QuerySet[Memory] | None:
-    """THE listing of records for every surface (search, recall, validate, the dashboard's
-    browser): the live records ``principal`` can read in ``workspace`` — a name, a workspace id,
-    or ``*`` for every live workspace of the project — narrowed by ``filters``. ``None`` when the
-    named workspace does not exist yet; a deleted workspace or another project's id raises its
-    error, as on writes."""
+    """THE listing of records for every surface (search through ``search_scope``, recall,
+    validate, the dashboard's browser): the live records ``principal`` can read in ``workspace``
+    — a name, a workspace id, or ``*`` for every live workspace of the project — narrowed by
+    ``filters``. ``None`` when the named workspace does not exist yet; a deleted workspace or
+    another project's id raises its error, as on writes."""
     base = _presentable(Memory.objects.visible_to(principal).live())
     if workspace == ALL:
         qs = base.filter(workspace__deleted_at__isnull=True)

@@ -1,0 +1,103 @@
+"""Issue #19's MCP goal, before and after, in one run: calls/s and CPU per call of each side.
+
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/mcp_ab.py --before /tmp/before [--seconds 15] [--rounds 2]
+
+``--before`` is another checkout (``git archive <rev> | tar -x -C /tmp/before``, with a ``.venv``
+link), as for ``bench/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k project with the
+before code, then with this checkout's (``manage.py serve --no-worker``, one at a time), and
+runs ``bench.goals.measure_mcp`` against it: 8 official SDK clients in this process, each looping
+over search, get_memory, list_workspaces and remember. Besides calls/s it reads the CPU seconds
+the server's processes, every PostgreSQL process and this process (the clients) used during the
+load (``/proc/<pid>/stat``), per call: the two cores are shared by all three. A benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import asyncio
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common, goals
+from bench.common import log, markdown_table
+
+
+def cpu_seconds(pattern: str) -> float:
+    """CPU seconds (user + system) of every process whose command line matches ``pattern``."""
+    pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_side(root: Path, data_dir: Path, tenant: common.Tenant, ids: list[str], seconds: float) -> dict[str, Any]:
+    with common.Server(data_dir, "use", "mcp-ab", root=root) as server:
+        mine = f"(serve|uvicorn).*--port {server.port}"
+        before = (cpu_seconds(mine), cpu_seconds("postgres"), own_cpu())
+        result = asyncio.run(goals.measure_mcp(server.url, tenant.api_key, ids, 8, seconds))
+        after = (cpu_seconds(mine), cpu_seconds("postgres"), own_cpu())
+    calls = max(1, result["calls"])
+    server_ms, pg_ms, client_ms = ((b - a) / calls * 1000 for a, b in zip(before, after, strict=True))
+    return {**result, "server_ms": server_ms, "postgres_ms": pg_ms, "client_ms": client_ms}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    data_dir = args.data_dir.resolve()
+    common.setup_django(data_dir)
+    tenant = common.bench_tenant("goals-100000")
+    ids = goals.some_ids(tenant)
+    if len(ids) < 10:
+        raise SystemExit("load bench/goals.py's 100k project first (make bench-goals)")
+    load = os.getloadavg()[0]
+    rows = []
+    for round_ in range(1, args.rounds + 1):
+        for name, root in (("before", args.before.resolve()), ("after", common.ROOT)):
+            side = one_side(root, data_dir, tenant, ids, args.seconds)
+            log(f"round {round_} {name}: {side['calls_per_s']} calls/s")
+            rows.append(
+                [
+                    round_,
+                    name,
+                    f"{side['calls_per_s']} ({side['errors']} errors)",
+                    f"{side['server_ms']:.1f}",
+                    f"{side['postgres_ms']:.1f}",
+                    f"{side['client_ms']:.1f}",
+                ]
+            )
+    print(
+        f"`bench/mcp_ab.py --before {args.before} --seconds {args.seconds} --rounds {args.rounds}`, "
+        f"{len(ids)} ids of goals-100000, load average {load:.2f}–{os.getloadavg()[0]:.2f}, "
+        f"after = git {common.machine_notes()['git']}"
+    )
+    header = ["round", "code", "calls/s", "server CPU ms/call", "PostgreSQL CPU ms/call", "clients CPU ms/call"]
+    print(markdown_table(header, rows))
+
+
+if __name__ == "__main__":
+    main()
