@@ -342,3 +342,25 @@ def test_loaded_rows_keep_their_order_and_condition(world: World) -> None:
         Memory.objects.visible_to(world.red.principal()).values_list("id", flat=True)
     )
     assert sql.ids_among(scope, []) == set()
+
+
+def test_an_unfiltered_search_of_one_workspace_compiles_no_listing(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common search narrows the kept readable scope; a filtered one compiles the listing."""
+    principal = world.founder.principal()
+    listed: list[str] = []
+    real = selectors.memory_queryset
+
+    def spy(**kwargs: Any) -> QuerySet[Memory] | None:
+        listed.append(kwargs["workspace"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(selectors, "memory_queryset", spy)
+    found = selectors.memory_search(principal=principal, payload={"query": "deploy staging"})
+    assert found["results"]
+    assert listed == []
+    filtered = selectors.memory_search(principal=principal, payload={"query": "deploy staging", "tags": ["ops"]})
+    assert listed == ["default"]
+    assert filtered["results"]
+    assert all("ops" in r["tags"] for r in filtered["results"])
