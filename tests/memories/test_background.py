@@ -54,6 +54,13 @@ def _archived(*ids: Any) -> bool:
     return Memory.objects.filter(id__in=ids, archived_at__isnull=False).count() == len(ids)
 
 
+def _reported(celery: CeleryWorker, *ids: Any) -> dict[str, list[str]]:
+    """What the worker reported for each record, once it has reported each: the task's commit
+    (what the caller waited for) comes before its outcome line reaches the worker's log."""
+    wait_for(lambda: all(celery.outcomes(i) for i in ids), 10, 0.05, "the worker's outcome lines")
+    return {str(i): celery.outcomes(i) for i in ids}
+
+
 def _relations(api: Api, memory_id: str, query: str) -> list[dict[str, Any]]:
     for result in api.search(query=query, limit=20)["results"]:
         if result["id"] == memory_id:
@@ -78,7 +85,7 @@ def test_relation_appears_in_search_within_seconds_of_a_write(tenancy: Tenancy, 
         0
     ].items()
     print(f"\nrelation visible in search {elapsed:.2f}s after the write")
-    assert celery_worker.outcomes(newer) == ["archived"]
+    assert _reported(celery_worker, newer) == {newer: ["archived"]}
 
 
 def test_new_fact_key_version_supersedes_and_contradicts(tenancy: Tenancy, celery_worker: CeleryWorker) -> None:
@@ -158,9 +165,7 @@ def test_writes_succeed_fast_while_the_broker_is_away_and_the_sweep_archives_eac
     via_proxy.up()  # the broker is back: the beat sweep (run by the worker) re-sends the outbox
     tasks.sweep_unarchived.delay(min_age_seconds=0)
     wait_for(lambda: _archived(*pending), 20, 0.1, "every pending record archived by the sweep")
-    assert {memory_id: celery_worker.outcomes(memory_id) for memory_id in pending} == {
-        memory_id: ["archived"] for memory_id in pending
-    }
+    assert _reported(celery_worker, *pending) == {str(memory_id): ["archived"] for memory_id in pending}
     assert tasks.sweep_unarchived(min_age_seconds=0) == 0
     edges = MemoryRelation.objects.filter(from_memory_id__in=pending)
     assert edges.count() == len(set(edges.values_list("from_memory_id", "to_memory_id", "relation")))
@@ -186,7 +191,7 @@ def test_worker_killed_mid_task_is_redelivered_and_archives_once(
 
     celery_worker.start()  # the unacknowledged message comes back after the visibility timeout
     wait_for(lambda: _archived(newer), 30, 0.1, "the redelivered task to archive the record")
-    assert celery_worker.outcomes(newer) == ["archived"]
+    assert _reported(celery_worker, newer) == {newer: ["archived"]}
     edges = set(MemoryRelation.objects.filter(from_memory_id=newer).values_list("to_memory_id", "relation"))
     assert edges == {(uuid.UUID(older), "contradicts")}
 
