@@ -457,8 +457,10 @@ def keyword_ranking(
     its terms that it contains (a record holding the query's only rare word covers most of it;
     one sharing a common word with a query about something else covers little)."""
     scope = _scope(candidates)
-    asked = keyword_query(query, stats_of, context_weight) if scope is not None else None
-    if asked is None or scope is None:
+    if scope is None:
+        return []
+    asked = keyword_query(query, stats_of, context_weight)
+    if asked is None:
         return []
     total_idf, total_count = sum(asked.weights), float(len(asked.terms))
     return [

@@ -84,11 +84,12 @@ class Scope:
         """``name`` of the scope's table, qualified."""
         return f'{self.table}."{name}"'
 
-    def rows(self, select: str, condition: str = "TRUE", tail: str = "") -> str:
-        """``SELECT {select} FROM … WHERE (scope) AND ({condition}) {tail}``: bind the select's
-        parameters first, then ``params``, then the condition's and the tail's. ``select``,
-        ``condition`` and ``tail`` are SQL text of constants and columns; values are bound."""
-        return f"SELECT {select} FROM {self.from_sql} WHERE ({self.where_sql}) AND ({condition}) {tail}"  # noqa: S608
+    def rows(self, select: str, condition: str = "TRUE", tail: str = "", joins: str = "") -> str:
+        """``SELECT {select} FROM … {joins} WHERE (scope) AND ({condition}) {tail}``: bind the
+        select's parameters first, then ``params``, then the condition's and the tail's.
+        ``select``, ``joins``, ``condition`` and ``tail`` are SQL text of constants and columns
+        (``joins`` binds nothing); values are bound."""
+        return f"SELECT {select} FROM {self.from_sql} {joins} WHERE ({self.where_sql}) AND ({condition}) {tail}"  # noqa: S608
 
 
 # --- the keyword ranker ------------------------------------------------------------------------
@@ -183,6 +184,7 @@ def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tupl
 
 _PRESENTED_FIELDS = [f for f in Memory._meta.concrete_fields if f.name not in NOT_PRESENTED]
 _COLUMNS = [str(f.column) for f in _PRESENTED_FIELDS]
+_NAMES = [f.attname for f in _PRESENTED_FIELDS]
 _AUTHOR = Memory._meta.get_field("author").related_model
 _KEY = Memory._meta.get_field("api_key").related_model
 _WORKSPACE = Memory._meta.get_field("workspace").related_model
@@ -199,21 +201,17 @@ def presented(scope: Scope, ids: Sequence[Any]) -> dict[uuid.UUID, Memory]:
 def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), order: str = "") -> list[Memory]:
     """The records of ``scope`` meeting ``condition`` (SQL text of constants and columns, its
     values bound from ``params``), in ``order`` (an ``ORDER BY`` list of qualified columns), as
-    ``present`` reads them: without the
-    ``NOT_PRESENTED`` columns, with their author (id, email), key (id, prefix) and workspace
-    (id, name) loaded in the same statement. One statement, four small objects per record,
-    nothing compiled."""
+    ``present`` reads them: without the ``NOT_PRESENTED`` columns, with their author (id, email),
+    key (id, prefix) and workspace (id, name) loaded in the same statement. One statement, four
+    small objects per record, nothing compiled."""
     own = ", ".join(scope.column(column) for column in _COLUMNS)
     select = f"{own}, mmw_author.id, mmw_author.email, mmw_key.id, mmw_key.prefix, mmw_ws.id, mmw_ws.name"
-    joined = (
-        f"{scope.from_sql} "
+    joins = (
         f"LEFT OUTER JOIN {_quoted(_AUTHOR)} mmw_author ON mmw_author.id = {scope.column('author_id')} "
         f"LEFT OUTER JOIN {_quoted(_KEY)} mmw_key ON mmw_key.id = {scope.column('api_key_id')} "
         f"INNER JOIN {_quoted(_WORKSPACE)} mmw_ws ON mmw_ws.id = {scope.column('workspace_id')}"
     )
-    sql = f"SELECT {select} FROM {joined} WHERE ({scope.where_sql}) AND ({condition})"  # noqa: S608
-    if order:
-        sql += f" ORDER BY {order}"
+    sql = scope.rows(select, condition, f"ORDER BY {order}" if order else "", joins)
     with connections[scope.using].cursor() as cursor:
         cursor.execute(sql, [*scope.params, *params])
         rows = cursor.fetchall()
@@ -253,11 +251,11 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
         f"SELECT {own}, {count} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
         " WHERE w.project_id = %s AND w.deleted_at IS NULL ORDER BY w.name"
     )
-    with connections[rule.using if rule is not None else "default"].cursor() as cursor:
+    using = rule.using if rule is not None else "default"
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, [*params, project_id])
         rows = cursor.fetchall()
     names = [f.attname for f in fields]
-    using = rule.using if rule is not None else "default"
     return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-1])) for row in rows]
 
 
@@ -269,9 +267,6 @@ def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:
     with connections[scope.using].cursor() as cursor:
         cursor.execute(scope.rows(select, f"{select} = ANY(%s::uuid[])"), [*scope.params, list(ids)])
         return {row[0] for row in cursor.fetchall()}
-
-
-_NAMES = [f.attname for f in _PRESENTED_FIELDS]
 
 
 def _record(using: str, row: Sequence[Any]) -> Memory:
