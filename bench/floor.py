@@ -6,7 +6,7 @@ empty, and what the floor costs LoCoMo dev and the multilingual set, for each se
 In process, on the bench database: LoCoMo dev (one workspace per conversation) and the
 multilingual set are bulk-loaded with the shipped backend's vectors (``retrieval.bulk_load_dataset``);
 every question, and every query of ``bench/data/unrelated.json`` in every workspace it is
-unrelated to, goes through the real rankers (``search.keyword_ranking`` at each
+unrelated to, goes through the real rankers (``search.keyword_hits`` at each
 ``KEYWORD_IDF_SHARE`` tried, ``search.nearest``) and the real fusion without a floor. Each fused
 candidate keeps its keyword coverage and its cosine, so every floor is replayed offline: a
 candidate is kept when its coverage or its scaled cosine reaches the floor, exactly as
@@ -82,13 +82,7 @@ def collect(data: retrieval.Dataset, extra: list[retrieval.Query], backend: str)
             cosine = {c.id: c.score for c in dense}
             for share in IDF_SHARES:
                 search.KEYWORD_IDF_SHARE = share
-                keyword = search.keyword_ranking(
-                    qs,
-                    query.text,
-                    depth,
-                    lambda terms: search.term_stats(project_id, terms),
-                    context_weight=sequence.CONTEXT_WEIGHT,
-                )
+                keyword = search.keyword_hits(qs, query.text, depth, project_id, context_weight=sequence.CONTEXT_WEIGHT)
                 coverage = {c.id: c.relevance for c in keyword}
                 rankings = [search.Ranking(keyword, search.KEYWORD_WEIGHT), search.Ranking(dense, search.DENSE_WEIGHT)]
                 fused = search.fuse(rankings, LIMIT)

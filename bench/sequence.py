@@ -60,13 +60,7 @@ def rankings(data: retrieval.Dataset, contextual: bool, weights: list[float]) ->
     for weight in weights if contextual else [0.0]:
         ranked = {}
         for q in data.queries:
-            keyword = search.keyword_ranking(
-                scoped[q.workspace],  # type: ignore[arg-type]
-                q.text,
-                depth,
-                lambda terms: search.term_stats(project_id, terms),
-                context_weight=weight,
-            )
+            keyword = search.keyword_hits(scoped[q.workspace], q.text, depth, project_id, context_weight=weight)  # type: ignore[arg-type]
             fused = search.fuse(
                 [search.Ranking(keyword, search.KEYWORD_WEIGHT), search.Ranking(dense[q.qid], search.DENSE_WEIGHT)],
                 retrieval.LIMIT,
@@ -159,13 +153,7 @@ def collect_variants(
             for name, languages in order if len(out["queries"]) % 2 else reversed(order):
                 search.STEM_LANGUAGES = languages
                 started = time.perf_counter()
-                keyword = search.keyword_ranking(
-                    qs,
-                    query.text,
-                    DEPTH,
-                    lambda terms: search.term_stats(project_id, terms),
-                    context_weight=sequence.CONTEXT_WEIGHT,
-                )
+                keyword = search.keyword_hits(qs, query.text, DEPTH, project_id, context_weight=sequence.CONTEXT_WEIGHT)
                 entry.setdefault("keyword_ms", {})[name] = 1000 * (time.perf_counter() - started)
                 entry["keyword"][name] = [(keys[str(c.id)], c.score, c.relevance) for c in keyword]
                 for c in keyword:

@@ -416,10 +416,15 @@ def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
     return chosen
 
 
-def keyword_hits(candidates: Rows, query: str, limit: int, project_id: uuid.UUID) -> list[Candidate]:
+def keyword_hits(
+    candidates: Rows, query: str, limit: int, project_id: uuid.UUID, *, context_weight: float = 0.0
+) -> list[Candidate]:
     """Full-text hits among ``candidates`` (records of project ``project_id``), best first, with
-    the project's ``TermStat`` IDF (see ``keyword_ranking``)."""
-    return keyword_ranking(candidates, query, limit, lambda terms: term_stats(project_id, terms))
+    the project's ``TermStat`` IDF (see ``keyword_ranking``). ``search`` ranks records with
+    ``context_weight=sequence.CONTEXT_WEIGHT``; the archivist without context (0)."""
+    return keyword_ranking(
+        candidates, query, limit, lambda terms: term_stats(project_id, terms), context_weight=context_weight
+    )
 
 
 def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
