@@ -128,6 +128,26 @@ def some_ids(tenant: common.Tenant, n: int = 50) -> list[str]:
     return [str(i) for i in ids.order_by("?")[:n]]
 
 
+def ab_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments every before/after bench on the goals project takes: ``--data-dir``,
+    ``--before`` (the checkout to compare with) and ``--size`` (which ``goals-<size>`` project)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    parser.add_argument("--size", type=int, default=100_000)
+    return parser
+
+
+def loaded_project(data_dir: Path, size: int) -> tuple[common.Tenant, list[str]]:
+    """Django set up on ``data_dir``, then the ``goals-<size>`` project (a fresh key) and some of
+    its record ids; exits when the project is not loaded (``bench/goals.py`` loads it)."""
+    common.setup_django(data_dir)
+    tenant = common.bench_tenant(f"goals-{size}")
+    if latency.project_size(tenant) < size:
+        raise SystemExit(f"load the project first: bench/goals.py --size {size}")
+    return tenant, some_ids(tenant)
+
+
 # --- the measured calls ---------------------------------------------------------------------------
 
 

@@ -17,7 +17,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import random
 import sys
 import time
@@ -74,18 +73,11 @@ def measure(urls: dict[str, str], key: str, ids: list[str], calls: int) -> dict[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
-    parser.add_argument("--size", type=int, default=100_000)
+    parser = goals.ab_parser(__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
-    common.setup_django(data_dir)
-    tenant = common.bench_tenant(f"goals-{args.size}")
-    if latency.project_size(tenant) < args.size:
-        raise SystemExit(f"load the project first: bench/goals.py --size {args.size}")
-    ids = goals.some_ids(tenant)
+    tenant, ids = goals.loaded_project(data_dir, args.size)
     before = common.Server(data_dir, "use", "goals-ab-before", root=args.before.resolve(), broker=False)
     with common.Server(data_dir, "use", "goals-ab-after") as after, before:
         load = os.getloadavg()[0]

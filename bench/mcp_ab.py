@@ -18,7 +18,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import asyncio
 import resource
 import subprocess
@@ -62,18 +61,12 @@ def one_side(root: Path, data_dir: Path, tenant: common.Tenant, ids: list[str], 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    parser = goals.ab_parser(__doc__ or "")
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
-    common.setup_django(data_dir)
-    tenant = common.bench_tenant("goals-100000")
-    ids = goals.some_ids(tenant)
-    if len(ids) < 10:
-        raise SystemExit("load bench/goals.py's 100k project first (make bench-goals)")
+    tenant, ids = goals.loaded_project(data_dir, args.size)
     load = os.getloadavg()[0]
     rows = []
     for round_ in range(1, args.rounds + 1):
@@ -92,7 +85,7 @@ def main() -> None:
             )
     print(
         f"`bench/mcp_ab.py --before {args.before} --seconds {args.seconds} --rounds {args.rounds}`, "
-        f"{len(ids)} ids of goals-100000, load average {load:.2f}–{os.getloadavg()[0]:.2f}, "
+        f"{len(ids)} ids of goals-{args.size}, load average {load:.2f}–{os.getloadavg()[0]:.2f}, "
         f"after = git {common.machine_notes()['git']}"
     )
     header = ["round", "code", "calls/s", "server CPU ms/call", "PostgreSQL CPU ms/call", "clients CPU ms/call"]
