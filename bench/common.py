@@ -388,11 +388,75 @@ class Server:
         log(f"MMW ({self.backend}, BLAS threads {blas}{worker}) serving on {self.url}, pid {self._proc.pid}")
         return self
 
+    def uvicorn_pid(self) -> int:
+        """The pid of ``serve``'s uvicorn child (the process that answers calls)."""
+        assert self._proc is not None, "not serving"
+        serve_pid = self._proc.pid
+        for _ in range(50):
+            for child in Path(f"/proc/{serve_pid}/task/{serve_pid}/children").read_text().split():
+                if b"uvicorn" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return int(child)
+            time.sleep(0.1)
+        raise RuntimeError("no uvicorn child found")
+
     def __exit__(self, *exc: object) -> None:
         if self._proc is not None:
             stop(self._proc)  # ``serve`` stops its uvicorn child on SIGTERM
         if self._broker is not None:
             stop(self._broker)
+
+
+# --- CPU accounting -------------------------------------------------------------------------------
+
+
+def cpu_by_pid(pids: Sequence[int]) -> dict[int, float]:
+    """User + system CPU seconds of each of ``pids`` so far (``/proc/<pid>/stat``; gone ones left out)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return found
+
+
+def postgres_pids(data_dir: Path) -> list[int]:
+    """Every process of the data directory's PostgreSQL cluster (the postmaster and its children,
+    backends included) -- not another cluster's, nor the machine's own PostgreSQL."""
+    master = int((data_dir / "pg" / "postmaster.pid").read_text().split()[0])
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [master, *(int(c) for c in children)]
+
+
+class CpuMeter:
+    """CPU seconds spent over a ``with`` by the server process, by the data directory's PostgreSQL
+    cluster and by this process (the load generator): on two shared cores, what a call costs in
+    all. A PostgreSQL process that ends inside the window loses what it spent there (pooled
+    backends live on), one that starts inside counts whole."""
+
+    def __init__(self, server_pid: int, data_dir: Path) -> None:
+        self.server_pid, self.data_dir = server_pid, data_dir
+        self.used: dict[str, float] = {}
+
+    def _now(self) -> tuple[dict[int, float], dict[int, float], float]:
+        return cpu_by_pid([self.server_pid]), cpu_by_pid(postgres_pids(self.data_dir)), time.process_time()
+
+    def __enter__(self) -> CpuMeter:
+        self._start = self._now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        (server0, pg0, own0), (server1, pg1, own1) = self._start, self._now()
+
+        def spent(before: dict[int, float], after: dict[int, float]) -> float:
+            return sum(max(0.0, cpu - before.get(pid, 0.0)) for pid, cpu in after.items())
+
+        self.used = {"server": spent(server0, server1), "postgres": spent(pg0, pg1), "generator": own1 - own0}
+
+    def per_call_ms(self, calls: int) -> dict[str, float]:
+        return {k: round(v * 1000 / max(calls, 1), 2) for k, v in self.used.items()}
 
 
 class ServerError(RuntimeError):

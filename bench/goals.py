@@ -11,7 +11,8 @@ are loaded) is served by a real ``manage.py serve --no-worker`` (uvicorn, one pr
   ``list_workspaces``; p50 / p95 of each and its p95 as a ratio of ``/healthz``'s p95;
 - ``--mcp-clients`` concurrent MCP clients (the official SDK), each looping over a mix of
   ``search``, ``remember``, ``get_memory`` and ``list_workspaces`` for ``--mcp-seconds``:
-  calls per second and errors;
+  calls per second and errors, and the CPU a call cost the server, PostgreSQL and the clients
+  (``common.CpuMeter``) with the calls per second that cost allows on this machine's cores;
 - the Memory Guard's CPU time on ``bench/guard``'s 100,000 ordinary characters (in this process).
 
 Every goal is printed as met or missed with the load average at the time; results land in
@@ -233,6 +234,18 @@ async def measure_mcp(url: str, key: str, ids: list[str], clients: int, seconds:
     }
 
 
+def cpu_ceiling(per_call_ms: dict[str, float]) -> dict[str, Any]:
+    """What the MCP load cost per call in CPU (server, PostgreSQL, the clients: ``CpuMeter``), and
+    the most calls per second this machine's cores could serve at that cost, all busy."""
+    total = sum(per_call_ms.values())
+    cores = os.cpu_count() or 1
+    return {
+        "cpu_ms_per_call": per_call_ms,
+        "cores": cores,
+        "cpu_ceiling_calls_per_s": round(cores * 1000 / total, 1) if total else None,
+    }
+
+
 def guard_cpu_ms() -> float:
     from bench.guard import run as guard_run
 
@@ -266,7 +279,9 @@ def run(data_dir: Path, size: int, calls: int, mcp_clients: int, mcp_seconds: fl
         result["rest_ms"] = {name: common.summary_ms(values) for name, values in samples.items()}
         log(f"REST: {result['rest_ms']}")
         load_before = os.getloadavg()[0]
-        result["mcp"] = asyncio.run(measure_mcp(server.url, tenant.api_key, ids, mcp_clients, mcp_seconds))
+        with common.CpuMeter(server.uvicorn_pid(), data_dir) as cpu:
+            result["mcp"] = asyncio.run(measure_mcp(server.url, tenant.api_key, ids, mcp_clients, mcp_seconds))
+        result["mcp"].update(cpu_ceiling(cpu.per_call_ms(result["mcp"]["calls"])))
         result["loadavg_mcp"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
         log(f"MCP: {result['mcp']}")
     result["guard_cpu_ms_per_100k"] = guard_cpu_ms()
@@ -286,10 +301,15 @@ def render(result: dict[str, Any], command: str) -> str:
         rows.append([goal, f"{s['p50']} / {s['p95']}", f"{s['p95'] / base['p95']:.2f}x", f"≤ {bound:g} ms", met])
     mcp = result["mcp"]
     mcp_met = mcp["calls_per_s"] >= MCP_GOAL_CALLS_PER_S and mcp["errors"] == 0
+    used = mcp["cpu_ms_per_call"]
+    cost = (
+        f"; CPU per call: server {used['server']} + PostgreSQL {used['postgres']} + clients {used['generator']} ms"
+        f" = at most {mcp['cpu_ceiling_calls_per_s']} calls/s on {mcp['cores']} cores"
+    )
     rows.append(
         [
             f"MCP mixed calls, {mcp['clients']} clients",
-            f"{mcp['calls_per_s']} calls/s, {mcp['errors']} errors",
+            f"{mcp['calls_per_s']} calls/s, {mcp['errors']} errors{cost}",
             "—",
             f"≥ {MCP_GOAL_CALLS_PER_S:g}/s, 0 errors",
             "met" if mcp_met else "**missed**",

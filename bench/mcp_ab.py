@@ -7,8 +7,9 @@ link), as for ``bench/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k
 before code, then with this checkout's (``manage.py serve --no-worker``, one at a time), and
 runs ``bench.goals.measure_mcp`` against it: 8 official SDK clients in this process, each looping
 over search, get_memory, list_workspaces and remember. Besides calls/s it reads the CPU seconds
-the server's processes, every PostgreSQL process and this process (the clients) used during the
-load (``/proc/<pid>/stat``), per call: the two cores are shared by all three. A benchmark, not a test.
+the server's uvicorn process, the bench cluster's PostgreSQL processes and this process (the
+clients) used during the load (``common.CpuMeter``), per call: the two cores are shared by all
+three. A benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import asyncio
-import resource
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,33 +30,14 @@ from bench import common, goals
 from bench.common import log, markdown_table
 
 
-def cpu_seconds(pattern: str) -> float:
-    """CPU seconds (user + system) of every process whose command line matches ``pattern``."""
-    pids = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def own_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def one_side(root: Path, data_dir: Path, tenant: common.Tenant, ids: list[str], seconds: float) -> dict[str, Any]:
-    with common.Server(data_dir, "use", "mcp-ab", root=root) as server:
-        mine = f"(serve|uvicorn).*--port {server.port}"
-        before = (cpu_seconds(mine), cpu_seconds("postgres"), own_cpu())
+    with (
+        common.Server(data_dir, "use", "mcp-ab", root=root) as server,
+        common.CpuMeter(server.uvicorn_pid(), data_dir) as cpu,
+    ):
         result = asyncio.run(goals.measure_mcp(server.url, tenant.api_key, ids, 8, seconds))
-        after = (cpu_seconds(mine), cpu_seconds("postgres"), own_cpu())
-    calls = max(1, result["calls"])
-    server_ms, pg_ms, client_ms = ((b - a) / calls * 1000 for a, b in zip(before, after, strict=True))
-    return {**result, "server_ms": server_ms, "postgres_ms": pg_ms, "client_ms": client_ms}
+    used = cpu.per_call_ms(result["calls"])
+    return {**result, "server_ms": used["server"], "postgres_ms": used["postgres"], "client_ms": used["generator"]}
 
 
 def main() -> None:

@@ -202,64 +202,6 @@ class Sampler:
             raise RuntimeError(f"py-spy wrote nothing: {err.decode()[-500:]}")
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of ``pids`` so far (``/proc/<pid>/stat``; vanished ones count 0)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / tick
-
-
-def postgres_pids(data_dir: Path) -> list[int]:
-    """Every PostgreSQL process of the bench cluster (the postmaster's children: backends too)."""
-    pidfile = data_dir / "pg" / "postmaster.pid"
-    master = int(pidfile.read_text().split()[0])
-    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-    return [master, *(int(c) for c in children)]
-
-
-class CpuMeter:
-    """CPU seconds spent by the server, by PostgreSQL and by this process over a ``with``."""
-
-    def __init__(self, server_pid: int, data_dir: Path) -> None:
-        self.server_pid, self.data_dir = server_pid, data_dir
-        self.used: dict[str, float] = {}
-
-    def _now(self) -> dict[str, float]:
-        return {
-            "server": cpu_seconds([self.server_pid]),
-            "postgres": cpu_seconds(postgres_pids(self.data_dir)),
-            "generator": time.process_time(),
-        }
-
-    def __enter__(self) -> CpuMeter:
-        self._start = self._now()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        end = self._now()
-        self.used = {k: end[k] - self._start[k] for k in end}
-
-    def per_call_ms(self, calls: int) -> dict[str, float]:
-        return {k: round(v * 1000 / max(calls, 1), 2) for k, v in self.used.items()}
-
-
-def uvicorn_pid(serve_pid: int) -> int:
-    """The uvicorn child of ``manage.py serve``."""
-    for _ in range(50):
-        children = Path(f"/proc/{serve_pid}/task/{serve_pid}/children").read_text().split()
-        for child in children:
-            if b"uvicorn" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return int(child)
-        time.sleep(0.1)
-    raise RuntimeError("no uvicorn child found")
-
-
 def rest_kinds(ids: list[str]) -> dict[str, tuple[str, str, Callable[[], Any]]]:
     texts = latency.Texts(seed=23)
     rng = random.Random(3)
@@ -370,12 +312,12 @@ def run(data_dir: Path, size: int, calls: int, mcp_seconds: float, clients: int)
     ids = goals.some_ids(tenant)
     result: dict[str, Any] = {"size": latency.project_size(tenant), "machine": common.machine_notes(), "kinds": {}}
     with common.Server(data_dir, "use", f"serve-profile-{size}") as server:
-        pid = uvicorn_pid(server._proc.pid)  # type: ignore[union-attr]
+        pid = server.uvicorn_pid()
         for name, (method, path, body) in rest_kinds(ids).items():
             run_rest(server.url, tenant.api_key, method, path, body, 10)  # warm
             load = os.getloadavg()[0]
             out = common.OUT_DIR / f"pyspy-{name.replace(' ', '-')}.txt"
-            with Sampler(pid, out) as sampler, CpuMeter(pid, data_dir) as cpu:
+            with Sampler(pid, out) as sampler, common.CpuMeter(pid, data_dir) as cpu:
                 samples = run_rest(server.url, tenant.api_key, method, path, body, calls)
             table, busy, main = classify(out.read_text())
             rate = main / sampler.seconds if main else RATE_HZ
@@ -393,7 +335,7 @@ def run(data_dir: Path, size: int, calls: int, mcp_seconds: float, clients: int)
             name = f"MCP tools/call, {clients} clients ({'SDK client' if kind == 'sdk' else 'plain httpx'})"
             load = os.getloadavg()[0]
             out = common.OUT_DIR / f"pyspy-mcp-{kind}.txt"
-            with Sampler(pid, out, gil=True) as sampler, CpuMeter(pid, data_dir) as cpu:
+            with Sampler(pid, out, gil=True) as sampler, common.CpuMeter(pid, data_dir) as cpu:
                 mcp = measure_mcp(kind, server.url, tenant.api_key, ids, clients, mcp_seconds)
             table, busy, main = classify(out.read_text())
             rate = RATE_HZ  # --gil: no sample at a tick where no thread holds the GIL
