@@ -369,6 +369,10 @@ def run(data_dir: Path, size: int, calls: int, mcp_clients: int, mcp_seconds: fl
         "machine": common.machine_notes(),
         "database": common.database_versions(),
     }
+    # The technical limit of records per workspace (``MMW_MAX_MEMORIES_PER_WORKSPACE``, 1M by
+    # default) would refuse the measured ``remember`` calls on a 1M project: it is not what this
+    # bench measures, so the served MMW gets room above the project's size.
+    os.environ.setdefault("MMW_MAX_MEMORIES_PER_WORKSPACE", str(max(ONE_MILLION, 2 * records)))
     with common.Server(data_dir, "use", f"goals-{size}") as server:
         load_before = os.getloadavg()[0]
         samples = measure_rest(server.url, tenant.api_key, ids, calls)
