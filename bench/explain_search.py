@@ -58,8 +58,8 @@ def explain(sql: str, prelude: str = "") -> tuple[str, dict[str, Any]]:
     }
 
 
-def statements(principal: Any, query: str) -> tuple[float, str, str, str]:
-    """One search of ``query`` as REST searches it, three times: the median ms of the call, the
+def statements(principal: Any, query: str, runs: int = 3) -> tuple[float, str, str, str]:
+    """One search of ``query`` as REST searches it, ``runs`` times: the median ms of the call, the
     keyword ranker's statement, the dense ranker's prelude and statement (as sent)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -68,7 +68,7 @@ def statements(principal: Any, query: str) -> tuple[float, str, str, str]:
 
     times = []
     captured: list[dict[str, Any]] = []
-    for _ in range(3):
+    for _ in range(runs):
         with CaptureQueriesContext(connection) as queries:
             start = time.perf_counter()
             selectors.memory_search(principal=principal, payload={"query": query})
@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=4, help="ordinary queries, and as many broad ones")
     parser.add_argument("--plans", action="store_true", help="print every plan in full")
+    parser.add_argument(
+        "--sweep", type=int, default=0, help="then the first SWEEP queries bench/goals.py sends: p50 / p95 of each"
+    )
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
     from accounts.keys import resolve_key
@@ -132,6 +135,42 @@ def main() -> None:
     )
     header = ["query", "keyword branch", "search in process, ms (median of 3)", "keyword ms", "keyword buffers"]
     print(markdown_table([*header, "dense ms", "dense buffers"], rows))
+    if args.sweep:
+        print(sweep(principal, args.sweep, over_budget))
+
+
+def sweep(principal: Any, count: int, over_budget: Any) -> str:
+    """The first ``count`` queries ``bench/goals.py`` sends, each searched twice (the median of the
+    two timed) and its two statements explained: p50 / p95 / max of each, by keyword branch."""
+    texts = latency.Texts(seed=11)
+    queries = [texts.query() for _ in range(count)]
+    load = os.getloadavg()[0]
+    figures: dict[str, dict[str, list[float]]] = {}
+    for query in queries:
+        call_ms, keyword, prelude, dense = statements(principal, query, runs=2)
+        kind = "broad" if over_budget(query) else "ordinary"
+        keyword_ms = explain(keyword)[1]["execution_ms"] or 0.0
+        dense_ms = explain(dense, prelude)[1]["execution_ms"] or 0.0
+        for group in (kind, "all"):
+            into = figures.setdefault(group, {"search": [], "keyword": [], "dense": []})
+            into["search"].append(call_ms)
+            into["keyword"].append(keyword_ms)
+            into["dense"].append(dense_ms)
+
+    def cell(values: list[float]) -> str:
+        return f"{common.percentile(values, 50):.1f} / {common.percentile(values, 95):.1f} / {max(values):.1f}"
+
+    rows = [
+        [group, len(f["search"]), cell(f["search"]), cell(f["keyword"]), cell(f["dense"])]
+        for group, f in sorted(figures.items(), key=lambda item: item[0] != "all")
+    ]
+    head = (
+        f"\nThe first {count} queries of bench/goals.py's REST calls, load average {load:.2f}–{os.getloadavg()[0]:.2f}"
+        " (keyword branch: broad = the rarest word is in more than search.KEYWORD_SCORED_ROWS records). "
+        "ms p50 / p95 / max:\n\n"
+    )
+    header = ["queries", "n", "search in process (median of 2)", "keyword statement", "dense statement"]
+    return head + markdown_table(header, rows)
 
 
 if __name__ == "__main__":
