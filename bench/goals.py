@@ -16,14 +16,24 @@ are loaded) is served by a real ``manage.py serve --no-worker`` (uvicorn, one pr
 - the Memory Guard's CPU time on ``bench/guard``'s 100,000 ordinary characters (in this process).
 
 Every goal is printed as met or missed with the load average at the time; results land in
-``bench/out/goals-<size>.json``. The 1M-record search goal is not measured here.
+``bench/out/goals-<size>.json``. Issue #19's search goal at 1M records (p95 ≤ 40 ms) is measured
+with ``--size 1000000`` in a data directory of its own (BENCHMARKS.md, "Issue #19 at 1M records")::
+
+    .venv/bin/python bench/goals.py --data-dir var/bench-1m --size 1000000
+
+From 1M records on, search is held to that bound; the other operations' goals are stated at 100k
+and shown with the same bounds.
 
 The records: every record joins two sentences of the benchmark corpora (``latency.Texts``) as the
 latency bench's loader does, but its vector is the normalised sum of the two sentences' USE vectors
 (each of the ~3,000 sentences is embedded once) instead of an embedding of the joined text, so a
 100k project loads in minutes instead of the better part of an hour. The vectors spread like real
 ones (the HNSW graph and the plans are those of a real project); retrieval quality is not what this
-bench measures (``bench/run.py`` does).
+bench measures (``bench/run.py`` does). Loading into a table that holds few vectors of the model
+(a new data directory), the HNSW index is dropped and built once after the inserts, in memory
+(``load_project``) instead of taking every insert through the graph (estimated at ~2 hours for 1M
+here): 1M records load in 26 minutes (18.5 of inserts, 7 of index build); each phase is timed,
+logged and kept in the result file under ``load_phases``.
 
 A benchmark, not a test: it prints figures and never fails on one.
 """
@@ -56,8 +66,15 @@ from bench.common import log, markdown_table
 CHUNK = 5_000
 WARMUP = 10
 GUARD_RUNS = 30
+# The bulk path of ``load_project``: the model's HNSW index is dropped and built after the load
+# when the table holds at most this share of the records to load; the build's memory (1M x 512
+# float4 vectors and their graph: ~2.5 GB) and parallel workers beside the leader.
+BULK_INDEX_SHARE = 0.1
+INDEX_BUILD_MEMORY = "8GB"
+INDEX_BUILD_WORKERS = 1
 
-# (goal name, operation, p95 bound in ms) — issue #19's goals through REST at 100k records.
+# (goal name, operation, p95 bound in ms) — issue #19's goals through REST at 100k records; at
+# ``ONE_MILLION`` records and more, search's bound is ``SEARCH_GOAL_1M_MS`` (``latency_goals``).
 LATENCY_GOALS = (
     ("search p95", "search", 25.0),
     ("remember p95", "remember", 30.0),
@@ -65,8 +82,21 @@ LATENCY_GOALS = (
     ("history p95", "history", 15.0),
     ("list_workspaces p95", "list_workspaces", 15.0),
 )
+ONE_MILLION = 1_000_000
+SEARCH_GOAL_1M_MS = 40.0
 MCP_GOAL_CALLS_PER_S = 300.0
 GUARD_GOAL_MS = 5.0
+
+
+def latency_goals(size: int) -> tuple[tuple[str, str, float], ...]:
+    """The REST goals for a project of ``size`` records: issue #19 states search's for 100k
+    (25 ms) and for 1M (40 ms), the others for 100k only (the same bounds are shown at 1M)."""
+    if size < ONE_MILLION:
+        return LATENCY_GOALS
+    return tuple(
+        ("search p95 at 1M", op, SEARCH_GOAL_1M_MS) if op == "search" else (goal, op, bound)
+        for goal, op, bound in LATENCY_GOALS
+    )
 
 
 # --- the project --------------------------------------------------------------------------------
@@ -88,16 +118,33 @@ def _sentence_vectors(texts: latency.Texts, data_dir: Path) -> np.ndarray:
     return vectors
 
 
-def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> float:
+def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> dict[str, float]:
     """Add ``count`` records to the ``default`` workspace of ``tenant``'s project (fields as
-    ``remember`` writes them, archived); returns the seconds taken."""
+    ``remember`` writes them, archived); returns the seconds of each phase (``insert``, ``index``
+    when the vector index was rebuilt, ``vacuum``, ``total``).
+
+    When the table holds few vectors of the model beside what is to be loaded (at most
+    ``BULK_INDEX_SHARE`` of ``count``), the model's HNSW index is dropped first and built once
+    over every row afterwards (``build_vector_index``): inserting 1M rows into the index one by one
+    takes ~2 hours here. Everything else the table has (the GIN indexes, the statement triggers
+    keeping live counts and term statistics) stays as production has it. A load interrupted in
+    between leaves the index missing: the next ``setup_django`` (``migrate``'s post-migrate hook)
+    builds it again, with the server's default memory."""
     from memories.embeddings import get_backend
+    from memories.models import Memory
+    from memories.vector_index import index_name
 
     started = time.perf_counter()
     texts = latency.Texts(seed=int(time.time()))
     pool = _sentence_vectors(texts, data_dir)
-    model_id = get_backend("use").model_id
+    backend = get_backend("use")
+    model_id = backend.model_id
     target = common.load_target(tenant, "default")
+    existing = Memory.objects.filter(embedding_model=model_id).count()
+    rebuild = existing <= BULK_INDEX_SHARE * count
+    if rebuild:
+        log(f"goals loader: {existing} {model_id} vectors in the table, {count} to load: dropping the HNSW index")
+        drop_vector_index(index_name(model_id))
     rng = random.Random(count)
     done = 0
     while done < count:
@@ -117,9 +164,72 @@ def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> float:
             batch_size=1000,
         )
         done += n
-        log(f"goals loader: +{done}/{count} ({time.perf_counter() - started:.0f}s)")
+        if done % 50_000 == 0 or done == count:
+            log(f"goals loader: +{done}/{count} ({time.perf_counter() - started:.0f}s)")
+    phases = {"insert": time.perf_counter() - started}
+    if rebuild:
+        phases["index"] = build_vector_index(model_id, backend.dim)
+    mark = time.perf_counter()
     common.vacuum_analyze()
-    return time.perf_counter() - started
+    phases["vacuum"] = time.perf_counter() - mark
+    phases["total"] = time.perf_counter() - started
+    log("goals loader: " + ", ".join(f"{name} {seconds:.0f}s" for name, seconds in phases.items()))
+    return {name: round(seconds, 1) for name, seconds in phases.items()}
+
+
+def drop_vector_index(name: str) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+def build_vector_index(model_id: str, dim: int) -> float:
+    """Build ``model_id``'s HNSW index (``ensure_vector_index``, production's definition) over the
+    rows already in the table, in memory (``INDEX_BUILD_MEMORY``) with ``INDEX_BUILD_WORKERS``
+    parallel workers beside the leader; logs ``pg_stat_progress_create_index`` every minute.
+    Returns the seconds taken."""
+    import threading
+
+    from django.db import connection, connections
+
+    from memories.vector_index import ensure_vector_index
+
+    done = threading.Event()
+
+    def watch() -> None:
+        try:
+            while not done.wait(60):
+                with connections["default"].cursor() as cursor:
+                    cursor.execute(
+                        "SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total "
+                        "FROM pg_stat_progress_create_index"
+                    )
+                    for phase, tuples, tuples_total, blocks, blocks_total in cursor.fetchall():
+                        log(f"index build: {phase}, tuples {tuples}/{tuples_total}, blocks {blocks}/{blocks_total}")
+        finally:
+            connections["default"].close()
+
+    started = time.perf_counter()
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET maintenance_work_mem = '{INDEX_BUILD_MEMORY}'")
+            cursor.execute(f"SET max_parallel_maintenance_workers = {int(INDEX_BUILD_WORKERS)}")
+        name = ensure_vector_index(model_id, dim)
+    finally:
+        done.set()
+        watcher.join()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET maintenance_work_mem")
+            cursor.execute("RESET max_parallel_maintenance_workers")
+    seconds = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_size_pretty(pg_relation_size(%s::regclass))", [name])
+        size = cursor.fetchone()[0]
+    log(f"index build: {name} ({size}) in {seconds:.0f}s")
+    return seconds
 
 
 def some_ids(tenant: common.Tenant, n: int = 50) -> list[str]:
@@ -260,18 +370,23 @@ def guard_cpu_ms() -> float:
 def run(data_dir: Path, size: int, calls: int, mcp_clients: int, mcp_seconds: float) -> dict[str, Any]:
     tenant = common.bench_tenant(f"goals-{size}")
     missing = size - latency.project_size(tenant)
-    load_seconds = None
+    load_phases = None
     if missing > 0:
         log(f"loading {missing} records into goals-{size}")
-        load_seconds = round(load_project(tenant, missing, data_dir))
+        load_phases = load_project(tenant, missing, data_dir)
     records = latency.project_size(tenant)
     ids = some_ids(tenant)
     result: dict[str, Any] = {
         "size": records,
-        "load_seconds": load_seconds,
+        "load_seconds": load_phases and round(load_phases["total"]),
+        "load_phases": load_phases,
         "machine": common.machine_notes(),
         "database": common.database_versions(),
     }
+    # The technical limit of records per workspace (``MMW_MAX_MEMORIES_PER_WORKSPACE``, 1M by
+    # default) would refuse the measured ``remember`` calls on a 1M project: it is not what this
+    # bench measures, so the served MMW gets room above the project's size.
+    os.environ.setdefault("MMW_MAX_MEMORIES_PER_WORKSPACE", str(max(ONE_MILLION, 2 * records)))
     with common.Server(data_dir, "use", f"goals-{size}") as server:
         load_before = os.getloadavg()[0]
         samples = measure_rest(server.url, tenant.api_key, ids, calls)
@@ -295,7 +410,7 @@ def render(result: dict[str, Any], command: str) -> str:
     rows: list[list[Any]] = [
         ["`/healthz` (baseline)", f"{base['p50']} / {base['p95']}", "1.00x", "—", "—"],
     ]
-    for goal, op, bound in LATENCY_GOALS:
+    for goal, op, bound in latency_goals(result["size"]):
         s = rest[op]
         met = "met" if s["p95"] <= bound else "**missed**"
         rows.append([goal, f"{s['p50']} / {s['p95']}", f"{s['p95'] / base['p95']:.2f}x", f"≤ {bound:g} ms", met])
@@ -344,7 +459,8 @@ def main() -> None:
     parser.add_argument("--mcp-seconds", type=float, default=20.0)
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
-    command = "MMW_DATA_DIR=$PWD/var/bench .venv/bin/python " + " ".join(["bench/goals.py", *sys.argv[1:]])
+    shown = f"$PWD/{data_dir.relative_to(common.ROOT)}" if data_dir.is_relative_to(common.ROOT) else str(data_dir)
+    command = f"MMW_DATA_DIR={shown} .venv/bin/python " + " ".join(["bench/goals.py", *sys.argv[1:]])
     common.setup_django(data_dir)
     common.clear_broker(data_dir)
     result = run(data_dir, args.size, args.calls, args.mcp_clients, args.mcp_seconds)
