@@ -162,11 +162,11 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
     )
     found = candidates.extra(where=[where], params=[" | ".join(asked.match)] * (2 if asked.context_weight > 0 else 1))  # noqa: S610
     if asked.newest:
-        newest = found.order_by("-created_at").values("id")[: asked.newest]
+        newest = found.order_by("-created_at", "-id").values("id")[: asked.newest]
         found = found.model.objects.filter(id__in=newest)
     rows = (
         found.annotate(rank=score, idf=idf, count=count)
-        .order_by("-rank", "-created_at")
+        .order_by("-rank", "-created_at", "-id")
         .values_list("id", "rank", "created_at", "idf", "count")[:limit]
     )
     return [(rid, float(rank), created, float(i), float(n)) for rid, rank, created, i, n in rows]

@@ -130,7 +130,9 @@ class KeywordQuery:
 
 
 def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[Any, float, Any, float, float]]:
-    """The best ``limit`` rows of ``scope`` for ``asked``, best first (rank, then newest), as
+    """The best ``limit`` rows of ``scope`` for ``asked``, best first (rank, then newest, then
+    the greater id: records of one batch share ``created_at``, and a cut among equals must not
+    depend on the plan), as
     ``(id, rank, created_at, matched idf, matched term count)``. A row's rank is its matched IDF
     divided by sqrt(1 + ln(1 + its distinct words)).
 
@@ -147,13 +149,15 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
         condition += f" OR {scope.column('context_document')} @@ {TSQUERY}"
     bound = [" | ".join(asked.match)] * (2 if contextual else 1)
     tail, tail_params = (
-        ("", []) if not asked.newest else (f"ORDER BY {scope.column('created_at')} DESC LIMIT %s", [asked.newest])
+        ("", [])
+        if not asked.newest
+        else (f"ORDER BY {scope.column('created_at')} DESC, {scope.column('id')} DESC LIMIT %s", [asked.newest])
     )
     inner = scope.rows(select, condition, tail)
     sql = (
         f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
         f"{idf_sql} AS idf, {count_sql} AS count FROM ({inner}) AS matched "
-        "ORDER BY rank DESC, created_at DESC LIMIT %s"
+        "ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
     )
     params: list[Any] = [*idf_params, *idf_params, *count_params, *scope.params, *bound, *tail_params, limit]
     with connections[scope.using].cursor() as cursor:

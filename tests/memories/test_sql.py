@@ -6,6 +6,7 @@ account, and a scope that can hold nothing."""
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -137,6 +138,25 @@ def test_the_keyword_statement_answers_as_the_orm(world: World) -> None:
             assert [r[3:] for r in got] == [pytest.approx(r[3:], abs=1e-9) for r in want], (name, query)
             answered += len(got)
     assert answered > 80
+
+
+def test_equal_rows_are_cut_by_id_whatever_the_plan(world: World) -> None:
+    """Records of one batch share ``created_at``; with equal text they share the rank too. The
+    cut among them (the newest-matches cut and the final limit) takes the greatest ids, as the
+    ORM reference does, not whatever order the heap or a sort left them in."""
+    ids = [uuid.UUID(write(world.founder, "project", "Zeppelin hangar inspection checklist.")) for _ in range(7)]
+    Memory.objects.filter(id__in=ids).update(created_at=WHEN)
+    qs = scopes(world)["founder, default"]
+    scope = sql.Scope.of(qs)
+    assert scope is not None
+    expected = sorted(ids, reverse=True)
+    for newest in (0, 5):
+        asked = search.keyword_query("zeppelin hangar", _stats)
+        assert asked is not None
+        asked = sql.KeywordQuery(asked.terms, asked.weights, asked.match, 0.0, newest)
+        got = [r[0] for r in sql.keyword_ranked(scope, asked, 3)]
+        assert got == expected[:3], newest
+        assert got == [r[0] for r in orm_keyword_ranked(qs, asked, 3)], newest
 
 
 def test_records_in_context_are_found_by_their_predecessors_words(world: World) -> None:
