@@ -166,8 +166,10 @@ def test_two_factor_with_an_authenticator_app_recovery_codes_and_the_sessions_li
     expect(page.locator("header.top")).to_be_visible()
     page.goto("/accounts/email/")
     page.get_by_role("link", name="Two-factor").click()
+    activate = page.get_by_role("link", name="Activate")
+    expect(activate).to_be_visible()  # the two-factor page is in (measured before, it raced the navigation)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    page.get_by_role("link", name="Activate").click()
+    activate.click()
     qr_code = page.get_by_role("img", name=re.compile("."))
     confirm = page.get_by_role("heading", name="Confirm Access")
     expect(qr_code.or_(confirm)).to_be_visible()  # wait for the next page, whichever it is
