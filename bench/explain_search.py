@@ -19,7 +19,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import re
 import statistics
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common, latency
+from bench import common, goals, latency
 from bench.common import log, markdown_table
 
 _EXECUTION = re.compile(r"Execution Time: ([\d.]+) ms")
@@ -81,9 +80,7 @@ def statements(principal: Any, query: str, runs: int = 3) -> tuple[float, str, s
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--size", type=int, default=100_000)
+    parser = goals.project_parser(__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=4, help="ordinary queries, and as many broad ones")
     parser.add_argument("--plans", action="store_true", help="print every plan in full")
     parser.add_argument(
@@ -91,13 +88,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
-    from accounts.keys import resolve_key
     from memories import search
 
-    tenant = common.bench_tenant(f"goals-{args.size}")
-    size = latency.project_size(tenant)
-    principal = resolve_key(tenant.api_key)
-    assert principal is not None
+    _tenant, size, principal = goals.project_principal(args.size)
 
     def over_budget(query: str) -> bool:
         asked = search.keyword_query(query, lambda terms: search.term_stats(principal.project.pk, terms), 0.3)

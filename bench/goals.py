@@ -53,7 +53,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import numpy as np
@@ -62,6 +62,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common, latency
 from bench.common import log, markdown_table
+
+if TYPE_CHECKING:
+    from accounts.keys import Principal
 
 CHUNK = 5_000
 WARMUP = 10
@@ -239,14 +242,31 @@ def some_ids(tenant: common.Tenant, n: int = 50) -> list[str]:
     return [str(i) for i in ids.order_by("?")[:n]]
 
 
-def ab_parser(description: str) -> argparse.ArgumentParser:
-    """The arguments every before/after bench on the goals project takes: ``--data-dir``,
-    ``--before`` (the checkout to compare with) and ``--size`` (which ``goals-<size>`` project)."""
+def project_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments every bench on a goals project takes: ``--data-dir`` and ``--size`` (which
+    ``goals-<size>`` project)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
     parser.add_argument("--size", type=int, default=100_000)
     return parser
+
+
+def ab_parser(description: str) -> argparse.ArgumentParser:
+    """``project_parser`` and ``--before`` (the checkout to compare with): every before/after bench."""
+    parser = project_parser(description)
+    parser.add_argument("--before", type=Path, required=True, help="a checkout of the code to compare with")
+    return parser
+
+
+def project_principal(size: int) -> tuple[common.Tenant, int, Principal]:
+    """The ``goals-<size>`` project's tenant, its record count and the principal its key resolves
+    to, for benches that call the core in process (Django set up on the data directory first)."""
+    from accounts.keys import resolve_key
+
+    tenant = common.bench_tenant(f"goals-{size}")
+    principal = resolve_key(tenant.api_key)
+    assert principal is not None, "the bench key does not resolve"
+    return tenant, latency.project_size(tenant), principal
 
 
 def loaded_project(data_dir: Path, size: int) -> tuple[common.Tenant, list[str]]:
@@ -451,9 +471,7 @@ def render(result: dict[str, Any], command: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--size", type=int, default=100_000)
+    parser = project_parser(__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--mcp-clients", type=int, default=8)
     parser.add_argument("--mcp-seconds", type=float, default=20.0)

@@ -28,7 +28,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common, latency
+from bench import common, goals, latency
 from bench.common import log, markdown_table
 
 
@@ -82,21 +81,15 @@ def side_pool() -> Any:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
-    parser.add_argument("--size", type=int, default=100_000)
+    parser = goals.project_parser(__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
-    from accounts.keys import resolve_key
     from memories import search, selectors, sql, vectors
     from memories.models import Memory
     from mmw.db import aside
 
-    tenant = common.bench_tenant(f"goals-{args.size}")
-    size = latency.project_size(tenant)
-    principal = resolve_key(tenant.api_key)
-    assert principal is not None
+    _tenant, size, principal = goals.project_principal(args.size)
     qs = selectors.memory_queryset(principal=principal, workspace="default")
     assert qs is not None
     texts = latency.Texts(seed=3)
