@@ -2,12 +2,14 @@
 phrase rules' pre-pass (their anchor words, found at once), then each rule (on views already
 computed, so a rule is charged only for its own scans), CPU time.
 
-    .venv/bin/python bench/guard/profile_rules.py [--runs 30] [--against REV]
+    .venv/bin/python bench/guard/profile_rules.py [--runs 30] [--against REV] [--pure]
 
 ``--against REV`` also times ``screen_text`` of the guard as it was at git revision ``REV``
 (exported to a temporary package), interleaved with today's in the same run, on the first
 1,000 and 10,000 characters and on the whole 100,000, and prints the ratios: on a shared, noisy
-machine only a same-run ratio means anything.
+machine only a same-run ratio means anything.  ``--pure`` does the same against this revision's
+guard without Hyperscan (the pure-Python sets a machine without its wheel uses;
+``MMW_GUARD_HYPERSCAN=0`` profiles that way).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.guard.run import load, ordinary_content  # noqa: E402
 from memories.guard import phrases  # noqa: E402
+from memories.guard.lexicon import LEXICON  # noqa: E402
 from memories.guard.rules import RULES  # noqa: E402
 from memories.guard.screen import screen_text  # noqa: E402
 from memories.guard.textviews import Views  # noqa: E402
@@ -121,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--against", help="a git revision to compare screen_text with, in the same run")
+    parser.add_argument("--pure", action="store_true", help="also compare with the guard's pure-Python lexicon")
     args = parser.parse_args()
     text = ordinary_content(load("ordinary.jsonl"))
     rows = view_costs(text, args.runs) + rule_costs(text, args.runs)
@@ -131,20 +135,35 @@ def main() -> None:
     print(f"{'sum of parts':28} {sum(ms for _, ms in rows):8.2f}")
     print(f"{'screen_text (100k chars)':28} {total:8.2f}")
     if args.against:
-        before = guard_at(args.against)
-        for size in (1_000, 10_000, len(text)):  # interleaved, so both see the same load
-            part = text[:size]
-            for _ in range(3):
-                before(part), screen_text(part)
-            now_ms, then_ms = [], []
-            for _ in range(args.runs * 10 if size < len(text) else args.runs):  # small texts: more runs
-                then_ms.append(cpu_ms(functools.partial(before, part), 1))
-                now_ms.append(cpu_ms(functools.partial(screen_text, part), 1))
-            now, then = statistics.median(now_ms), statistics.median(then_ms)
-            print(
-                f"screen_text on {size:,} chars at {args.against}: {then:.3f} ms, now {now:.3f} ms, "
-                f"ratio now/then {now / then:.2f} (load average {os.getloadavg()[0]:.1f})"
-            )
+        compare(text, args.runs, args.against, guard_at(args.against), screen_text)
+    if args.pure:
+        compare(text, args.runs, "pure Python", _screen_with_lexicon(False), _screen_with_lexicon(True))
+
+
+def _screen_with_lexicon(hyperscan: bool) -> Callable[[str], object]:
+    def screen(text: str) -> object:
+        with LEXICON.accelerated_as(hyperscan):
+            return screen_text(text)
+
+    return screen
+
+
+def compare(text: str, runs: int, label: str, before: Callable[[str], object], now: Callable[[str], object]) -> None:
+    """``now`` against ``before`` on the first 1,000 and 10,000 characters and on all of
+    ``text``, interleaved so both see the same load; prints the medians and their ratio."""
+    for size in (1_000, 10_000, len(text)):
+        part = text[:size]
+        for _ in range(3):
+            before(part), now(part)
+        now_ms, then_ms = [], []
+        for _ in range(runs * 10 if size < len(text) else runs):  # small texts: more runs
+            then_ms.append(cpu_ms(functools.partial(before, part), 1))
+            now_ms.append(cpu_ms(functools.partial(now, part), 1))
+        then_median, now_median = statistics.median(then_ms), statistics.median(now_ms)
+        print(
+            f"screen_text on {size:,} chars, {label}: {then_median:.3f} ms, now {now_median:.3f} ms, "
+            f"ratio now/then {now_median / then_median:.2f} (load average {os.getloadavg()[0]:.1f})"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from memories.guard.textviews import Views, fold_literal
+from memories.guard.lexicon import LEXICON
+from memories.guard.textviews import Views, fold_literal, word_needle
 
 LETTER = rb"[a-z\x80-\xff]"
 # separators between words, at most one line break (a paragraph break ends a phrase); it may be
@@ -48,6 +49,12 @@ class _Word:
 
     def squashed(self) -> bytes:
         return re.escape(self.literal) + (LETTER + b"{0,8}" if self.stem else b"")
+
+    def __post_init__(self) -> None:
+        if self.stem:  # what present() asks
+            LEXICON.prefixes(self.literal[:_STEM_MIN])
+        else:
+            LEXICON.words(self.literal)
 
     def present(self, views: Views) -> bool:
         if self.stem:
@@ -358,6 +365,7 @@ class PhraseSet:
                     raise ValueError(f"anchor too short to scan for: {head.literal!r}")
                 index.setdefault((head.literal, head.stem), []).append((phrase, window))
         self.anchors = tuple(_anchor(_Word(lit, stem), entries) for (lit, stem), entries in index.items())
+        LEXICON.anchors(*(word_needle(a.word.literal, a.word.stem) for a in self.anchors))
         # every phrase matched at its first word, as one alternation: one C call per position
         self._direct = [p for p in phrases if p.anchor == 0]
         self.combined = re.compile(b"|".join(b"(?:" + p.source + b")" for p in self._direct))

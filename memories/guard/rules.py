@@ -10,6 +10,7 @@ from collections.abc import Callable
 from memories.guard import payments as pay
 from memories.guard import poisoning as p
 from memories.guard import secrets as s
+from memories.guard.lexicon import LEXICON
 from memories.guard.textviews import Views
 from memories.guard.types import Rule
 from memories.guard.values import is_placeholder
@@ -23,13 +24,13 @@ def _not_placeholder(value: str) -> bool:
 
 def _word(*words: bytes) -> Callable[[Views], bool]:
     """Gate: one of these words occurs (the fold view splits tokens at ``_ - . /``)."""
-    wanted = frozenset(words)
+    wanted = LEXICON.words(*words)
     return lambda views: not wanted.isdisjoint(views.words)
 
 
 def _word_start(*starts: bytes) -> Callable[[Views], bool]:
     """Gate: some word starts with one of these."""
-    needles = tuple(b" " + s for s in starts)
+    needles = LEXICON.parts(*(b" " + s for s in starts))
     return lambda views: any(n in views.vocab for n in needles)
 
 
@@ -85,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "redact",
         "Stripe secret/restricted key or webhook secret",
         func=s.stripe_keys,
-        gate=lambda v: not v.words.isdisjoint((b"live", b"test", b"whsec")),
+        gate=_word(b"live", b"test", b"whsec"),
     ),
     Rule(
         "google_api_key",

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from memories.guard.lexicon import LEXICON
 from memories.guard.textviews import Views, fold_literal, lower_literal
 from memories.guard.types import Span
 from memories.guard.values import (
@@ -32,12 +33,16 @@ GITHUB_TOKEN = re.compile(r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{30,}+")
 GITHUB_PAT = re.compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{30,}+")
 
 
+_GITHUB_PREFIXES = LEXICON.words(b"ghp", b"gho", b"ghu", b"ghs", b"ghr")
+_GITHUB = LEXICON.words(b"github")
+
+
 def github_tokens(views: Views) -> Iterator[Span]:
     """``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` tokens and fine-grained ``github_pat_`` tokens."""
     words = views.words
-    if not words.isdisjoint((b"ghp", b"gho", b"ghu", b"ghs", b"ghr")):
+    if not words.isdisjoint(_GITHUB_PREFIXES):
         yield from (m.span() for m in GITHUB_TOKEN.finditer(views.text) if provider_token_ok(m.group()))
-    if b"github" in words:
+    if not words.isdisjoint(_GITHUB):
         yield from (m.span() for m in GITHUB_PAT.finditer(views.text) if provider_token_ok(m.group()))
 
 
@@ -69,6 +74,8 @@ _VENDOR_TOKENS = (  # (a word of the fold view that every such token contains, p
     (b"sg", re.compile(r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}")),
     (b"pypi", re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,}+")),
 )
+LEXICON.words(*(word for word, _ in _VENDOR_TOKENS))
+(_TELEGRAM_GATE,) = LEXICON.parts(b" aa")  # a word starting with "aa": the token's second half
 _TELEGRAM = re.compile(r"[0-9]{8,10}(?P<rest>:AA[A-Za-z0-9_\-]{33})(?![A-Za-z0-9_\-])")
 
 
@@ -89,7 +96,7 @@ def vendor_tokens(views: Views) -> Iterator[Span]:
         for match in pattern.finditer(text) if word in words else ():
             if provider_token_ok(match.group()):
                 yield match.span()
-    if b" aa" not in views.vocab:
+    if _TELEGRAM_GATE not in views.vocab:
         return
     at = text.find(":AA")
     while at != -1:
@@ -166,11 +173,15 @@ _AWS_SECRET_NAMED = re.compile(
 _AWS_SECRET_AFTER_ID = re.compile(r"[ \t]*+[,;:|][ \t]*+(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 
+(_AWS_SECRET_GATE,) = LEXICON.parts(b"secret")
+_AWS_ID_GATES = LEXICON.parts(b" akia", b" asia")
+
+
 def aws_secret_keys(views: Views) -> Iterator[Span]:
     """40-character AWS secret keys after an ``aws_secret_access_key``-like name, or right after
     an access key id on the same line (the IAM console's CSV)."""
     lower = views.lower
-    for match in _AWS_SECRET_NAMED.finditer(lower) if b"secret" in views.vocab else ():
+    for match in _AWS_SECRET_NAMED.finditer(lower) if _AWS_SECRET_GATE in views.vocab else ():
         at = match.start()
         name = lower[max(0, at - 8) : at]
         if b"aws" in name or (b"access" in match.group() and b"key" in match.group()):
@@ -178,7 +189,8 @@ def aws_secret_keys(views: Views) -> Iterator[Span]:
             if not is_placeholder(views.text[start:end]):
                 yield start, end
     text = views.text
-    for id_match in aws_key_ids(views) if b" akia" in views.vocab or b" asia" in views.vocab else ():
+    vocab = views.vocab
+    for id_match in aws_key_ids(views) if any(gate in vocab for gate in _AWS_ID_GATES) else ():
         follow = _AWS_SECRET_AFTER_ID.match(text, id_match.end())
         if follow is not None and not is_placeholder(follow.group("v")):
             yield follow.span("v")
@@ -209,6 +221,9 @@ _AUTHORIZATION = re.compile(
 )
 
 
+LEXICON.words(b"bearer", b"authorization")
+
+
 def bearer_tokens(views: Views) -> Iterator[Span]:
     """Tokens after ``Bearer`` and values of ``Authorization:`` headers (Basic, token, …)."""
     lower, text, words = views.lower, views.text, views.words
@@ -236,11 +251,13 @@ _SSHPASS = re.compile(
 )
 
 
-_CLI_WORDS = frozenset((b"curl", b"wget", b"mysql", b"mysqldump", b"mysqladmin", b"mariadb", b"sshpass"))
+_CLI_WORDS = LEXICON.words(b"curl", b"wget", b"mysql", b"mysqldump", b"mysqladmin", b"mariadb", b"sshpass")
+_CURL_WORDS = LEXICON.words(b"curl", b"wget")
+_MYSQL_WORDS = LEXICON.words(b"mysql", b"mysqldump", b"mysqladmin")
 
 
 def _has_mysql(words: frozenset[bytes]) -> bool:
-    return not words.isdisjoint((b"mysql", b"mysqldump", b"mysqladmin"))
+    return not words.isdisjoint(_MYSQL_WORDS)
 
 
 def _lines(views: Views, needle: bytes) -> list[tuple[int, int, list[int]]]:
@@ -268,7 +285,7 @@ def cli_credentials(views: Views) -> Iterator[Span]:
     text, lower, words = views.text, views.lower, views.words
     if words.isdisjoint(_CLI_WORDS):
         return
-    if not words.isdisjoint((b"curl", b"wget")):
+    if not words.isdisjoint(_CURL_WORDS):
         for needle in (b"-u ", b"--user"):
             for start, end, offsets in _lines(views, needle):
                 line = lower[start:end]
@@ -333,7 +350,7 @@ class _Names:
             literal = re.escape(lower_literal(anchor))
             dash = b"(?P<dash>(?<=-" + literal + b"))?"
             patterns.append(re.compile(b"(?P<name>" + literal + dash + name + rb")(?:[_\-]?\d)?" + _SEP + _VALUE))
-        return cls(family, tuple(fold_literal(a) for a, _ in names), tuple(patterns))
+        return cls(family, LEXICON.parts(*(fold_literal(a) for a, _ in names)), tuple(patterns))
 
     def spans(self, views: Views) -> Iterator[Span]:
         lower, text, vocab = views.lower, views.text, views.vocab

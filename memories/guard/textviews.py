@@ -36,6 +36,8 @@ from functools import cached_property
 
 import ahocorasick
 
+from memories.guard.lexicon import LEXICON, WordHits
+
 UNMAPPED = b"?"
 INVISIBLE = b"\x00"
 
@@ -193,7 +195,7 @@ _COMPAT = re.compile(
     "[\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\ufe50-\ufe6b\uff01-\uff5e\U0001d400-\U0001d7ff]+"
 )
 _FIRST_FIVE = operator.itemgetter(slice(None, 5))
-_RARE_SINGLE_LETTERS = frozenset(bytes([c]) for c in b"bfghkpqrvwz")
+_RARE_SINGLE_LETTERS = LEXICON.words(*(bytes([c]) for c in b"bfghkpqrvwz"))
 _L = rb"[a-z\x80-\xff]"
 _SPACED_RUN = re.compile(rb"(?<!%s)%s(?!%s)(?:[ .\-_*]%s(?!%s))++" % (_L, _L, _L, _L, _L))
 
@@ -206,7 +208,7 @@ pass ~0.9 ms (built in ~0.02 ms for ~30 words); on 1,000 characters ~1 us a scan
 ~0.025 ms."""
 
 
-def _word_needle(word: bytes, stem: bool) -> bytes:
+def word_needle(word: bytes, stem: bool) -> bytes:
     """What :attr:`Views.letters` holds where ``word`` stands as a word (a stem: starts one)."""
     return b" " + word + (b"" if stem else b" ")
 
@@ -266,12 +268,24 @@ class Views:
         phrase rules made before (tests/memories/guard/test_gating.py checks both agree).  One
         ``bytes.find`` scan of :attr:`letters` for " word " (" word"), no check per hit; cached
         per word, so rules sharing a word share the scan."""
-        needle = _word_needle(word, stem)
+        needle = word_needle(word, stem)
         found = self._positions.get(needle)
+        if found is None and LEXICON.accelerated and LEXICON.declared_anchor(needle):
+            self._scan_anchors()
+            found = self._positions.get(needle, ())
         if found is None:
             # letters[p] is the byte before fold[p]: " word" found at p is the word at fold[p]
             found = self._positions[needle] = find_all(self.letters, needle)
         return found
+
+    def _scan_anchors(self) -> None:
+        """Every declared anchor's offsets at once (Hyperscan): one pass, whatever the gates.
+        Afterwards a declared needle missing from the cache does not occur (once per views)."""
+        if "anchors scanned" in self.memo:
+            return
+        self.memo["anchors scanned"] = True
+        for needle, offsets in LEXICON.scan_anchors(self.letters).items():
+            self._positions.setdefault(needle, offsets)
 
     def prefetch_word_positions(self, words: Iterable[tuple[bytes, bool]]) -> None:
         """Find the :meth:`word_positions` of many ``(word, stem)`` at once: with
@@ -279,7 +293,10 @@ class Views:
         (pyahocorasick) instead of one ``bytes.find`` scan per word; fewer are left to
         :meth:`word_positions` (a scan each is cheaper than building the automaton).  The
         offsets are the same either way: every occurrence of each needle, in order."""
-        needles = {_word_needle(word, stem) for word, stem in words} - self._positions.keys()
+        needles = {word_needle(word, stem) for word, stem in words} - self._positions.keys()
+        if needles and LEXICON.accelerated and any(LEXICON.declared_anchor(n) for n in needles):
+            self._scan_anchors()  # the declared ones not found there do not occur
+            needles = {n for n in needles if n not in self._positions and not LEXICON.declared_anchor(n)}
         if not needles or len(needles) < BATCH_MIN or len(self.letters) < BATCH_MIN_CHARS:
             return
         automaton = ahocorasick.Automaton()
@@ -338,18 +355,34 @@ class Views:
         return b" " + self.fold.translate(_LETTERS_TABLE) + b" "
 
     @cached_property
+    def lexicon_hits(self) -> WordHits:
+        """The declared words, prefixes and parts (:mod:`memories.guard.lexicon`) present, found
+        in one Hyperscan pass over the words of :attr:`fold`, each between spaces."""
+        return LEXICON.scan_words(b" " + self.fold.translate(_WORDS_TABLE) + b" ")
+
+    @cached_property
     def words(self) -> frozenset[bytes]:
+        """The words of :attr:`fold` (runs of letters and digits).  With Hyperscan, only the
+        declared ones (:meth:`Lexicon.words`): exact for every question a rule asks."""
+        if LEXICON.accelerated:
+            return self.lexicon_hits.words
         return frozenset(self.fold.translate(_WORDS_TABLE).split())
 
     @cached_property
     def vocab(self) -> bytes:
         """The distinct words of :attr:`fold` joined by spaces, with a space on both ends: a much
-        smaller haystack for "does any word contain / start with …" gates (``b" akia" in vocab``)."""
+        smaller haystack for "does any word contain / start with …" gates (``b" akia" in vocab``).
+        With Hyperscan, the declared parts present, one per line: exact for the declared ones."""
+        if LEXICON.accelerated:
+            return self.lexicon_hits.vocab
         return b" " + b" ".join(self.words) + b" "
 
     @cached_property
     def prefixes(self) -> frozenset[bytes]:
-        """The first five bytes of every word (the gate for stems such as ``игнорир*``)."""
+        """The first five bytes of every word (the gate for stems such as ``игнорир*``).  With
+        Hyperscan, only the declared ones."""
+        if LEXICON.accelerated:
+            return self.lexicon_hits.prefixes
         return frozenset(map(_FIRST_FIVE, self.words))  # C-level: no Python frame per word
 
     @cached_property
@@ -391,7 +424,7 @@ class Views:
             at = end
         pieces.append(self.text[at:])
         views = Views("".join(pieces))
-        for name in ("words", "prefixes", "vocab"):
+        for name in ("words", "prefixes", "vocab", "lexicon_hits"):
             if name in self.__dict__:
                 views.__dict__[name] = self.__dict__[name]
         return views

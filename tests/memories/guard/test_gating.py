@@ -5,6 +5,8 @@
   finds few anchor words and scans for each), and amid the bench's ordinary notes (many gates
   open: one automaton pass).  Both ways of finding the anchor words are forced in turn, so a
   rule wrongly gated out, or an anchor missed by either search, fails here.
+- The same with Hyperscan answering the gates and finding the anchors (``lexicon``), and with
+  the pure-Python sets and scans a machine without its wheel uses.
 - The anchor offsets equal the regex scan the phrase rules made before (``_Anchor.finder``),
   and the line bounds of ``cli_credentials`` equal the newline-list bisection they replaced, on
   the corpora and on generated texts.
@@ -22,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memories.guard import RULES, GuardRejection, screen_text, textviews
+from memories.guard.lexicon import LEXICON
 from memories.guard.phrases import _ALL_SETS, LETTER, Phrase, PhraseSet, Req, _Word
 from memories.guard.secrets import _lines
 from memories.guard.textviews import Views
@@ -32,7 +35,8 @@ _ORDINARY_ROWS = [json.loads(line)["text"] for line in (CORPORA / "ordinary.json
 ORDINARY = "\n\n".join(_ORDINARY_ROWS)[:4_000]
 NEUTRAL = "The weather report for Tuesday mentions light rain over the hills near the lake.\n" * 30
 FILLERS = {"alone": "", "neutral": NEUTRAL, "ordinary": ORDINARY}
-BATCH = {"one scan per word": 10**9, "automaton": 0}
+# (Hyperscan on, BATCH_MIN): with Hyperscan the batch size plays no part
+WAYS = {"one scan per word": (False, 10**9), "automaton": (False, 0), "hyperscan": (True, 10**9)}
 POSITIVE = [(rule_id, i, text) for rule_id, (positive, _) in CASES.items() for i, text in enumerate(positive)]
 RULE = {rule.id: rule for rule in RULES}
 ANCHORS = {(a.word.literal, a.word.stem): a for phrases in _ALL_SETS for a in phrases.anchors}
@@ -47,12 +51,14 @@ def _embedded(text: str, filler: str) -> tuple[str, int]:
     return before + text + "\n\n" + filler[half:], len(before)
 
 
-@pytest.mark.parametrize("batch", BATCH.values(), ids=list(BATCH))
+@pytest.mark.parametrize("way", WAYS.values(), ids=list(WAYS))
 @pytest.mark.parametrize("filler", FILLERS, ids=list(FILLERS))
 @pytest.mark.parametrize(("rule_id", "i", "text"), POSITIVE, ids=[f"{r}-{i}" for r, i, _ in POSITIVE])
 def test_every_rule_catches_its_positive_cases_wherever_they_stand(
-    rule_id: str, i: int, text: str, filler: str, batch: int, monkeypatch: pytest.MonkeyPatch
+    rule_id: str, i: int, text: str, filler: str, way: tuple[bool, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    hyperscan, batch = way
+    monkeypatch.setattr(LEXICON, "accelerated", hyperscan)
     monkeypatch.setattr(textviews, "BATCH_MIN", batch)
     monkeypatch.setattr(textviews, "BATCH_MIN_CHARS", batch)
     whole, start = _embedded(text, FILLERS[filler])
@@ -72,15 +78,19 @@ def reference_offsets(views: Views, word: bytes, stem: bool) -> tuple[int, ...]:
 
 
 def assert_anchor_offsets_as_before(text: str) -> None:
-    scanned, batched = Views(text), Views(text)
-    with pytest.MonkeyPatch.context() as patch:
+    scanned, batched, hyperscanned = Views(text), Views(text), Views(text)
+    with LEXICON.accelerated_as(False), pytest.MonkeyPatch.context() as patch:
         patch.setattr(textviews, "BATCH_MIN_CHARS", 0)
         batched.prefetch_word_positions(ANCHORS)  # every anchor word: the automaton
+        scanned_offsets = {(w, s): scanned.word_positions(w, stem=s) for w, s in ANCHORS}
     assert len(ANCHORS) >= textviews.BATCH_MIN
+    with LEXICON.accelerated_as(True):
+        hyperscanned_offsets = {(w, s): hyperscanned.word_positions(w, stem=s) for w, s in ANCHORS}
     for word, stem in ANCHORS:
         expected = reference_offsets(scanned, word, stem)
-        assert scanned.word_positions(word, stem=stem) == expected, (word, stem, text[:200])
+        assert scanned_offsets[word, stem] == expected, (word, stem, text[:200])
         assert batched.word_positions(word, stem=stem) == expected, (word, stem, text[:200])
+        assert hyperscanned_offsets[word, stem] == expected, (word, stem, text[:200])
 
 
 def _corpus_texts() -> list[str]:
