@@ -84,7 +84,8 @@ class _Database:
             self.db.compile(expressions=literals, ids=ids, elements=len(literals), flags=flags, literal=True)
 
     def scan(self, haystack: bytes, on_match: Callable[[int, int, int, int, object], None]) -> None:
-        # the binding serialises scans of one database (its scratch) with a lock: threads are safe
+        # the binding serialises scans of one database (its scratch) with a lock: threads are safe.
+        # ``on_match`` returns None: a true value would stop the scan (``list.append`` returns None)
         if self.db is not None:
             self.db.scan(haystack, match_event_handler=on_match)
 

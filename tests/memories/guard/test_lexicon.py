@@ -5,6 +5,8 @@ such a question would get a wrong "no")."""
 from __future__ import annotations
 
 import json
+import os
+import platform
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memories.guard import RULES, GuardRejection, screen_text
+from memories.guard import lexicon as lexicon_module
 from memories.guard.lexicon import LEXICON, Lexicon
 from memories.guard.textviews import Views, find_all
 from tests.memories.guard.test_rules import CASES
@@ -26,6 +29,9 @@ TEXTS += [t for positive, negative in CASES.values() for t in positive + negativ
 ORDINARY = "\n\n".join(
     json.loads(line)["text"] for line in (CORPORA / "ordinary.jsonl").read_text("utf-8").splitlines()
 )
+
+
+needs_hyperscan = pytest.mark.skipif(lexicon_module.hyperscan is None, reason="Hyperscan is not installed")
 
 
 def _outcome(text: str) -> tuple[object, ...]:
@@ -47,6 +53,7 @@ def assert_same_both_ways(text: str) -> None:
     assert hyperscanned == pure, text[:300]
 
 
+@needs_hyperscan
 def test_both_ways_detect_the_same_on_the_corpora_and_cases() -> None:
     for text in TEXTS:
         assert_same_both_ways(text)
@@ -64,6 +71,7 @@ MIXED = st.lists(
 ).map("".join)
 
 
+@needs_hyperscan
 @settings(max_examples=150, deadline=None)
 @given(MIXED)
 def test_both_ways_detect_the_same_on_generated_texts(text: str) -> None:
@@ -132,14 +140,21 @@ def test_no_rule_asks_an_undeclared_word_prefix_or_part(monkeypatch: pytest.Monk
 # --- the lexicon's own contract ---------------------------------------------------------------
 
 
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64", "arm64"), reason="no Hyperscan wheel here")
+def test_hyperscan_is_used_where_its_wheel_exists() -> None:
+    """requirements.txt installs it on these machines; losing it would only show as lost speed."""
+    assert lexicon_module.hyperscan is not None
+    assert LEXICON.accelerated == (os.environ.get("MMW_GUARD_HYPERSCAN", "1") != "0")
+
+
 def _padded(text: bytes) -> bytes:
     return b" " + text + b" "
 
 
 @pytest.fixture
 def lexicon() -> Lexicon:
-    if not LEXICON.accelerated:
-        pytest.skip("Hyperscan is not installed or MMW_GUARD_HYPERSCAN=0")
+    if lexicon_module.hyperscan is None:
+        pytest.skip("Hyperscan is not installed")
     return Lexicon()
 
 
