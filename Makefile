@@ -35,10 +35,16 @@ lint: venv
 typecheck: venv
 	MMW_SECRET_KEY=typecheck MMW_DATA_DIR=$(CURDIR)/var/test $(VENV)/bin/mypy .
 
+# Two passes: the tests that start no server, process or browser spread over every core (as in
+# test-fast, each xdist worker on its own test database), then the "slow" ones one at a time (they
+# share ports, the broker's database and the browser). Both passes run, and both must pass.
 pytest: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_conformance.sh
-	$(VENV)/bin/python -m pytest
+	status=0; \
+	$(VENV)/bin/python -m pytest -m "not slow" -n auto || status=$$?; \
+	$(VENV)/bin/python -m pytest -m slow || status=$$?; \
+	exit $$status
 
 test: lint typecheck pytest
 
