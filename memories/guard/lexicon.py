@@ -10,13 +10,13 @@ anchors one ``bytes.find`` or one Aho-Corasick pass (~1 ms).
 
 Each module therefore *declares* the words it asks about here, at import time
 (:meth:`Lexicon.words`, :meth:`Lexicon.prefixes`, :meth:`Lexicon.parts`,
-:meth:`Lexicon.anchors`).  When Hyperscan is installed (an x86-64 wheel; ``MMW_GUARD_HYPERSCAN=0``
-turns it off), two compiled multi-literal databases answer all of them in one scan each of two
-byte views (:meth:`Lexicon.scan_words`, :meth:`Lexicon.scan_anchors`); :class:`Views` then
-serves ``words``, ``prefixes`` and ``vocab`` as the *declared* entries present, which answer every
-declared question exactly as the full sets do (``tests/memories/guard/test_lexicon.py`` checks
-both ways agree and that no rule asks an undeclared question).  Without Hyperscan, :class:`Views`
-builds the full sets as before.
+:meth:`Lexicon.anchors`).  When Hyperscan is installed (wheels for x86-64 and macOS, none for
+Linux on ARM; ``MMW_GUARD_HYPERSCAN=0`` turns it off), two compiled multi-literal databases
+answer all of them in one scan each of two byte views (:meth:`Lexicon.scan_words`,
+:meth:`Lexicon.scan_anchors`); :class:`Views` then serves ``words``, ``prefixes`` and ``vocab``
+as the *declared* entries present, which answer every declared question exactly as the full sets
+do (``tests/memories/guard/test_lexicon.py`` checks both ways agree and that no rule asks an
+undeclared question).  Without Hyperscan, :class:`Views` builds the full sets as before.
 
 How a question becomes a literal in the padded words view (``b" " + fold with every byte that is
 not a letter or digit as a space + b" "``, where every word stands between spaces):
@@ -67,7 +67,7 @@ class WordHits:
 def _check(kind: str, literal: bytes, allowed: frozenset[int], *, edges: bool = False) -> None:
     body = literal.strip(b" ") if edges else literal
     if not body or any(b not in allowed for b in body):
-        raise ValueError(f"a lexicon {kind} is letters or digits only: {literal!r}")
+        raise ValueError(f"a lexicon {kind} holds only bytes its view can hold: {literal!r}")
 
 
 class _Database:
@@ -175,8 +175,11 @@ class Lexicon:
 
     def _databases(self) -> _Compiled:
         compiled = self._compiled
-        if compiled is None:
-            with self._lock:
+        if compiled is not None:
+            return compiled
+        with self._lock:
+            compiled = self._compiled  # another thread may have compiled while this one waited
+            if compiled is None:
                 needles: dict[bytes, list[tuple[bytes, int]]] = {}
                 for word in self._words:
                     needles.setdefault(b" " + word + b" ", []).append((word, _WORD))
@@ -215,11 +218,7 @@ class Lexicon:
         anchors.scan(letters, lambda i, _start, end, _flags, _ctx: hits.append((i, end - lengths[i])))
         offsets: dict[int, list[int]] = {}
         for i, at in hits:
-            found = offsets.get(i)
-            if found is None:
-                offsets[i] = [at]
-            else:
-                found.append(at)
+            offsets.setdefault(i, []).append(at)
         return {anchors.literals[i]: tuple(found) for i, found in offsets.items()}
 
 
