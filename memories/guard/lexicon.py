@@ -77,6 +77,7 @@ class _Database:
         self.literals = literals
         self.lengths = [len(lit) for lit in literals]
         self.db: Any = None
+        self._local = threading.local()  # a scratch space per thread (see scan)
         if literals:  # Hyperscan refuses an empty database; an empty one finds nothing
             self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             flags = hyperscan.HS_FLAG_SINGLEMATCH if once else 0
@@ -84,10 +85,16 @@ class _Database:
             self.db.compile(expressions=literals, ids=ids, elements=len(literals), flags=flags, literal=True)
 
     def scan(self, haystack: bytes, on_match: Callable[[int, int, int, int, object], None]) -> None:
-        # the binding serialises scans of one database (its scratch) with a lock: threads are safe.
-        # ``on_match`` returns None: a true value would stop the scan (``list.append`` returns None)
-        if self.db is not None:
-            self.db.scan(haystack, match_event_handler=on_match)
+        """Report every match to ``on_match``, which returns None (a true value would stop the
+        scan; ``list.append`` returns None).  Each thread scans with its own scratch space: the
+        database's default one is shared, and two threads using it at once get
+        ``ScratchInUseError`` (a served process screens writes on several threads)."""
+        if self.db is None:
+            return
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        self.db.scan(haystack, match_event_handler=on_match, scratch=scratch)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import json
 import os
 import platform
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,18 @@ MIXED = st.lists(
 @given(MIXED)
 def test_both_ways_detect_the_same_on_generated_texts(text: str) -> None:
     assert_same_both_ways(text)
+
+
+@needs_hyperscan
+def test_threads_screening_at_once_get_what_one_thread_gets() -> None:
+    """A served process screens writes on several threads; Hyperscan's default scratch space is
+    one per database, and two scans sharing it fail (``ScratchInUseError``)."""
+    texts = [*TEXTS, ORDINARY] * 2
+    with LEXICON.accelerated_as(True):
+        alone = [_outcome(text) for text in texts]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            together = list(pool.map(_outcome, texts))
+    assert together == alone
 
 
 # --- every question is declared ---------------------------------------------------------------
