@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,37 +228,48 @@ def insert_archived(
     source: str,
     first: int,
     batch_size: int,
+    created: Sequence[datetime] | None = None,
 ) -> None:
     """Bench-only: insert ``rows`` (content, vector) into ``target`` (``load_target``) with the
     fields ``remember`` writes, already archived; every 50 records share a source id
-    (``source/<n>``, counting from the ``first`` record)."""
+    (``source/<n>``, counting from the ``first`` record). ``created`` gives each row's
+    ``created_at`` (a project that grew over months: the write time otherwise, as
+    ``auto_now_add`` sets it)."""
     from django.utils import timezone
 
     from memories.models import Memory
 
     project, ws, key = target
     now = timezone.now()
-    Memory.objects.bulk_create(
-        [
-            Memory(
-                account=project.account,
-                project=project,
-                workspace=ws,
-                content=content,
-                source="agent",
-                source_id=f"{source}/{(first + i) // 50}",
-                author=key.user,
-                api_key=key,
-                device_label=key.device_label,
-                embedding=vector,
-                embedding_model=model_id,
-                archived_at=now,
-                occurred_at=now,
-            )
-            for i, (content, vector) in enumerate(rows)
-        ],
-        batch_size=batch_size,
-    )
+    records = [
+        Memory(
+            account=project.account,
+            project=project,
+            workspace=ws,
+            content=content,
+            source="agent",
+            source_id=f"{source}/{(first + i) // 50}",
+            author=key.user,
+            api_key=key,
+            device_label=key.device_label,
+            embedding=vector,
+            embedding_model=model_id,
+            archived_at=now,
+            occurred_at=now if created is None else created[i],
+        )
+        for i, (content, vector) in enumerate(rows)
+    ]
+    if created is None:
+        Memory.objects.bulk_create(records, batch_size=batch_size)
+        return
+    field = Memory._meta.get_field("created_at")
+    for record, at in zip(records, created, strict=True):
+        record.created_at = at
+    field.auto_now_add = False  # type: ignore[attr-defined]  # bench-only: keep the given times
+    try:
+        Memory.objects.bulk_create(records, batch_size=batch_size)
+    finally:
+        field.auto_now_add = True  # type: ignore[attr-defined]
 
 
 def reset_memories() -> None:

@@ -52,6 +52,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,9 @@ GUARD_RUNS = 30
 BULK_INDEX_SHARE = 0.1
 INDEX_BUILD_MEMORY = "8GB"
 INDEX_BUILD_WORKERS = 1
+# A loaded project's records were written over this many days, oldest first, evenly (as a project
+# grows): the keyword ranker's recency window (``search.recency_window``) sees real time buckets.
+SPREAD_DAYS = 730
 
 # (goal name, operation, p95 bound in ms) — issue #19's goals through REST at 100k records; at
 # ``ONE_MILLION`` records and more, search's bound is ``SEARCH_GOAL_1M_MS`` (``latency_goals``).
@@ -133,6 +137,8 @@ def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> dict[str,
     keeping live counts and term statistics) stays as production has it. A load interrupted in
     between leaves the index missing: the next ``setup_django`` (``migrate``'s post-migrate hook)
     builds it again, with the server's default memory."""
+    from django.utils import timezone
+
     from memories.embeddings import get_backend
     from memories.models import Memory
     from memories.vector_index import index_name
@@ -150,6 +156,8 @@ def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> dict[str,
         drop_vector_index(index_name(model_id))
     rng = random.Random(count)
     done = 0
+    start = timezone.now() - timedelta(days=SPREAD_DAYS)
+    step = timedelta(days=SPREAD_DAYS) / count
     while done < count:
         n = min(CHUNK, count - done)
         pairs = [rng.sample(range(len(texts.pool)), 2) for _ in range(n)]
@@ -165,6 +173,7 @@ def load_project(tenant: common.Tenant, count: int, data_dir: Path) -> dict[str,
             source="goals",
             first=done,
             batch_size=1000,
+            created=[start + step * (done + i) for i in range(n)],
         )
         done += n
         if done % 50_000 == 0 or done == count:
