@@ -265,11 +265,11 @@ def insert_archived(
     field = Memory._meta.get_field("created_at")
     for record, at in zip(records, created, strict=True):
         record.created_at = at
-    field.auto_now_add = False  # type: ignore[attr-defined]  # bench-only: keep the given times
+    field.auto_now_add = False  # bench-only: keep the given times
     try:
         Memory.objects.bulk_create(records, batch_size=batch_size)
     finally:
-        field.auto_now_add = True  # type: ignore[attr-defined]
+        field.auto_now_add = True
 
 
 def reset_memories() -> None:

@@ -132,7 +132,9 @@ def _project_lines(account: Account, project: Project, principal: Principal | No
         yield fmt.dumps(fmt.workspace_line(workspace, pid))
     memories = memories_of(account, project, principal)
     for chunk in _chunks(
-        memories.select_related("author", "forgotten_by").defer("embedding", "search_document").iterator(CHUNK)
+        memories.select_related("author", "forgotten_by")
+        .defer("embedding", "search_document", "recency_document")
+        .iterator(CHUNK)
     ):
         labels = _labels(AuthorLabel.Kind.MEMORY, [m.pk for m in chunk if m.author_id is None])
         for m in chunk:

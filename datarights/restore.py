@@ -498,6 +498,7 @@ class _Importer:
                 "embedding",
                 "search_document",
                 "context_document",
+                "recency_document",
             ],
         )
         return memory

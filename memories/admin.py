@@ -28,11 +28,11 @@ class MemoryAdmin(ReadOnlyMixin, MemoryBase):
     list_filter = (("forgotten_at", admin.EmptyFieldListFilter), "visibility")
     search_fields = ("=id", "account__tenant_id", "fact_key", "source_id", "author__email")
     date_hierarchy = "created_at"
-    exclude = ("embedding", "search_document")
+    exclude = ("embedding", "search_document", "recency_document")
     show_full_result_count = False
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        excluded = {"embedding", "search_document"}
+        excluded = {"embedding", "search_document", "recency_document"}
         return [f.name for f in Memory._meta.concrete_fields if f.name not in excluded]
 
     def change_view(

@@ -89,7 +89,7 @@ def visibility_key(principal: Principal) -> tuple[object, ...]:
 
 # Columns no reader of a record as a result needs (the vector and the two keyword indexes: several
 # KB per row to send and parse); the rankers read them in SQL, the archivist loads its own rows.
-NOT_PRESENTED = ("embedding", "search_document", "context_document")
+NOT_PRESENTED = ("embedding", "search_document", "context_document", "recency_document")
 
 
 class MemoryQuerySet(models.QuerySet["Memory"]):
@@ -181,6 +181,14 @@ class Memory(models.Model):
     # A sequence member's predecessor's words (``memories.sequence``): found at a lower weight.
     context_document = SearchVectorField(null=True, blank=True)
 
+    # The creation time as nested time-bucket lexemes (``memories.recency``), indexed beside both
+    # documents: a common word's newest matches are found inside the GIN index.
+    recency_document = models.GeneratedField(
+        expression=Func(F("created_at"), function="mmw_recency_document", output_field=SearchVectorField()),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
@@ -201,10 +209,10 @@ class Memory(models.Model):
             ),
         ]
         indexes = [
-            GinIndex(fields=["search_document"], name="memory_search_document_gin"),
+            GinIndex(fields=["search_document", "recency_document"], name="memory_keyword_gin"),
             GinIndex(
-                fields=["context_document"],
-                name="memory_context_document_gin",
+                fields=["context_document", "recency_document"],
+                name="memory_context_gin",
                 condition=Q(context_document__isnull=False),
             ),
             models.Index(

@@ -28,10 +28,11 @@ import psycopg
 from django.conf import settings
 from django.db import connection, connections
 from django.db.models import QuerySet
+from django.utils import timezone
 from pgvector import Vector
 from psycopg_pool import ConnectionPool
 
-from memories import sequence, sql, vectors
+from memories import recency, sequence, sql, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 from mmw.db import aside
@@ -160,6 +161,10 @@ class Ranking:
 # The document frequencies of a query's terms in the corpus a ranking draws on.
 StatsOf = Callable[[list[str]], "TermStats"]
 
+# The recency window (``memories.recency``) for the newest ``wanted`` of ``matches`` records of a
+# ``corpus``: its bucket lexemes, or none. Only a table with a ``recency_document`` has one.
+WindowOf = Callable[[int, int, int], Sequence[str]]
+
 
 # What the rankers draw on: a queryset, or its scope already compiled (``sql.Scope``).
 Rows = QuerySet[Any] | sql.Scope
@@ -185,6 +190,7 @@ def hybrid_hits(
         lambda terms: term_stats(project_id, terms),
         context_weight=sequence.CONTEXT_WEIGHT,
         floor=floor,
+        window_of=project_window(project_id),
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
@@ -198,11 +204,12 @@ def hybrid_ranking(
     *,
     context_weight: float = 0.0,
     floor: Floor = NO_FLOOR,
+    window_of: WindowOf | None = None,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
     hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
-    ``context_document``, see ``keyword_ranking``) and nearest vectors, best ``limit`` first,
-    leaving out what ``floor`` leaves out."""
+    ``context_document``, see ``keyword_ranking``; ``window_of`` for a table with recency
+    buckets) and nearest vectors, best ``limit`` first, leaving out what ``floor`` leaves out."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -212,7 +219,7 @@ def hybrid_ranking(
     # The model embeds the query (CPU) while PostgreSQL ranks the keywords; with a free pooled
     # connection the dense ranker runs on it too, beside the keyword ranker (``_dense_aside``).
     job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(scope.using))
-    keyword = keyword_ranking(scope, query, depth, stats_of, context_weight=context_weight)
+    keyword = keyword_ranking(scope, query, depth, stats_of, context_weight=context_weight, window_of=window_of)
     embedded, found = job.result()
     if found is None:  # not ranked aside: here, with the statement already built when it fits
         found = _nearest_here(scope, embedded, planned, depth)
@@ -423,8 +430,35 @@ def keyword_hits(
     the project's ``TermStat`` IDF (see ``keyword_ranking``). ``search`` ranks records with
     ``context_weight=sequence.CONTEXT_WEIGHT``; the archivist without context (0)."""
     return keyword_ranking(
-        candidates, query, limit, lambda terms: term_stats(project_id, terms), context_weight=context_weight
+        candidates,
+        query,
+        limit,
+        lambda terms: term_stats(project_id, terms),
+        context_weight=context_weight,
+        window_of=project_window(project_id),
     )
+
+
+def project_window(project_id: uuid.UUID) -> WindowOf:
+    """The recency window over project ``project_id``'s records (``recency.window``, sized from
+    its ``TermStat`` bucket counts, as of now)."""
+
+    def window_of(wanted: int, matches: int, corpus: int) -> Sequence[str]:
+        needed = recency.needed(wanted, matches, corpus)
+        return recency.window(timezone.now(), needed, corpus, lambda lexemes: bucket_counts(project_id, lexemes))
+
+    return window_of
+
+
+def bucket_counts(project_id: uuid.UUID, lexemes: Sequence[str]) -> dict[str, int]:
+    """Project ``project_id``'s live shared records per recency bucket lexeme of ``lexemes``
+    (``TermStat``; a bucket without any is left out)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT term, docs FROM memories_termstat WHERE project_id = %s AND term = ANY(%s::text[])",
+            [project_id, list(lexemes)],
+        )
+        return {term: int(docs) for term, docs in cursor.fetchall()}
 
 
 def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
@@ -443,7 +477,13 @@ def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
 
 
 def keyword_ranking(
-    candidates: Rows, query: str, limit: int, stats_of: StatsOf, *, context_weight: float = 0.0
+    candidates: Rows,
+    query: str,
+    limit: int,
+    stats_of: StatsOf,
+    *,
+    context_weight: float = 0.0,
+    window_of: WindowOf | None = None,
 ) -> list[Candidate]:
     """Full-text hits among ``candidates``, best first.
 
@@ -460,11 +500,14 @@ def keyword_ranking(
 
     A hit's ``relevance`` is its ``coverage`` of the query: the share of the query's IDF and of
     its terms that it contains (a record holding the query's only rare word covers most of it;
-    one sharing a common word with a query about something else covers little)."""
+    one sharing a common word with a query about something else covers little).
+
+    ``window_of`` (a table with ``recency_document``): the newest matches are looked for in a
+    recency window first (``memories.recency``): less work, the same answer."""
     scope = _scope(candidates)
     if scope is None:
         return []
-    asked = keyword_query(query, stats_of, context_weight)
+    asked = keyword_query(query, stats_of, context_weight, window_of)
     if asked is None:
         return []
     total_idf, total_count = sum(asked.weights), float(len(asked.terms))
@@ -474,18 +517,23 @@ def keyword_ranking(
     ]
 
 
-def keyword_query(query: str, stats_of: StatsOf, context_weight: float = 0.0) -> sql.KeywordQuery | None:
+def keyword_query(
+    query: str, stats_of: StatsOf, context_weight: float = 0.0, window_of: WindowOf | None = None
+) -> sql.KeywordQuery | None:
     """What the keyword ranker asks for ``query`` (None: no searchable word): its terms weighted
     by ``stats_of``'s IDF, the ``matching_terms`` a record must contain, and the newest-matches
-    cut when even the rarest of those is in more than ``KEYWORD_SCORED_ROWS`` records."""
+    cut when even the rarest of those is in more than ``KEYWORD_SCORED_ROWS`` records (with
+    ``window_of``'s recency window to look in first, if it gives one)."""
     terms = keyword_terms(query)
     if not terms:
         return None
     stats = stats_of(terms)
     match = matching_terms(terms, stats)
     frequency = dict(zip(terms, stats.frequencies, strict=True))
-    newest = KEYWORD_SCORED_ROWS if sum(frequency[t] for t in match) > KEYWORD_SCORED_ROWS else 0
-    return sql.KeywordQuery(terms, stats.weights(), match, context_weight, newest)
+    matches = sum(frequency[t] for t in match)
+    newest = KEYWORD_SCORED_ROWS if matches > KEYWORD_SCORED_ROWS else 0
+    window = window_of(newest, matches, stats.corpus) if newest and window_of is not None else ()
+    return sql.KeywordQuery(terms, stats.weights(), match, context_weight, newest, tuple(window))
 
 
 def coverage(idf_share: float, term_share: float) -> float:

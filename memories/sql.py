@@ -120,13 +120,15 @@ class KeywordQuery:
     """What the keyword ranker asks (``search.keyword_ranking`` decides it): records containing
     one of ``match`` (or, with ``context_weight`` > 0, whose ``context_document`` does), scored
     by the IDF ``weights`` of the ``terms`` they contain; with ``newest`` only the newest
-    ``newest`` matches are scored (0: all of them)."""
+    ``newest`` matches are scored (0: all of them), looked for first among the records of the
+    recency ``window`` (bucket lexemes, ``memories.recency``; empty: no window)."""
 
     terms: Sequence[str]
     weights: Sequence[float]
     match: Sequence[str]
     context_weight: float
     newest: int = 0
+    window: Sequence[str] = ()
 
 
 def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[Any, float, Any, float, float]]:
@@ -137,10 +139,31 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
     divided by sqrt(1 + ln(1 + its distinct words)).
 
     One statement: an inner scan of the matching rows (carrying their keyword columns out, the
-    newest first and cut when ``asked.newest``) and the scores over them; without the cut
-    PostgreSQL flattens it into one scan."""
+    newest first and cut when ``asked.newest``; ``matched_rows``) and the scores over them;
+    without the cut PostgreSQL flattens it into one scan."""
     idf_sql, idf_params = term_sum(asked.terms, asked.weights, asked.context_weight)
     count_sql, count_params = term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    matched, matched_params = matched_rows(scope, asked)
+    sql = (
+        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
+        f"{idf_sql} AS idf, {count_sql} AS count FROM ({matched}) AS matched "
+        "ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
+    )
+    params: list[Any] = [*idf_params, *idf_params, *count_params, *matched_params, limit]
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(rid, float(rank), created, float(idf), float(count)) for rid, rank, created, idf, count in cursor]
+
+
+def matched_rows(scope: Scope, asked: KeywordQuery) -> tuple[str, list[Any]]:
+    """The rows ``keyword_ranked`` scores (a ``SELECT`` of their keyword columns) and its parameters:
+    every row of ``scope`` containing one of ``asked.match``, or only the newest ``asked.newest``.
+
+    With a recency ``window`` the newest are looked for inside it first: the GIN index intersects
+    the words' posting lists with the window's buckets, and only those rows reach the heap. The
+    window is the newest stretch of time, so when it holds ``newest`` matches they are the newest
+    of all; when it holds fewer, the same statement scans without it (a one-time filter on the
+    windowed count decides which branch runs), so the rows never depend on the window."""
     contextual = asked.context_weight > 0
     columns = ["id", "created_at", "search_document"] + (["context_document"] if contextual else [])
     select = ", ".join(f"{scope.column(c)} AS {c}" for c in columns)
@@ -148,21 +171,36 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
     if contextual:
         condition += f" OR {scope.column('context_document')} @@ {TSQUERY}"
     bound = [" | ".join(asked.match)] * (2 if contextual else 1)
-    tail, tail_params = (
-        ("", [])
-        if not asked.newest
-        else (f"ORDER BY {scope.column('created_at')} DESC, {scope.column('id')} DESC LIMIT %s", [asked.newest])
-    )
-    inner = scope.rows(select, condition, tail)
+    if not asked.newest:
+        return scope.rows(select, condition), [*scope.params, *bound]
+    newest = f"ORDER BY {scope.column('created_at')} DESC, {scope.column('id')} DESC LIMIT %s"
+    everywhere = scope.rows(select, condition, newest)
+    if not asked.window:
+        return everywhere, [*scope.params, *bound, asked.newest]
+    inside = scope.rows(select, f"({condition}) AND {scope.column('recency_document')} @@ %s::tsquery", newest)
+    enough = "(SELECT count(*) FROM windowed) >= %s"
     sql = (
-        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
-        f"{idf_sql} AS idf, {count_sql} AS count FROM ({inner}) AS matched "
-        "ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
+        f"WITH windowed AS MATERIALIZED ({inside}) "  # noqa: S608 - text of columns and placeholders
+        f"SELECT * FROM windowed WHERE {enough} "
+        f"UNION ALL SELECT * FROM ({everywhere}) AS everywhere WHERE NOT {enough}"
     )
-    params: list[Any] = [*idf_params, *idf_params, *count_params, *scope.params, *bound, *tail_params, limit]
-    with connections[scope.using].cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(rid, float(rank), created, float(idf), float(count)) for rid, rank, created, idf, count in cursor]
+    window = " | ".join(_quoted_lexeme(lexeme) for lexeme in asked.window)
+    return sql, [
+        *scope.params,
+        *bound,
+        window,
+        asked.newest,
+        asked.newest,
+        *scope.params,
+        *bound,
+        asked.newest,
+        asked.newest,
+    ]
+
+
+def _quoted_lexeme(lexeme: str) -> str:
+    """``lexeme`` as a ``tsquery`` operand taken literally (no parsing, no normalisation)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 # --- the dense ranker --------------------------------------------------------------------------

@@ -118,12 +118,16 @@ def stats(project_id: uuid.UUID) -> dict[str, int]:
 
 
 def stats_truth(project_id: uuid.UUID) -> dict[str, int]:
-    """Document frequencies by recounting: live records of visibility project/org only."""
+    """Document frequencies by recounting: live records of visibility project/org only (their
+    words and their recency buckets, ``memories.recency``)."""
     out: dict[str, int] = {}
     shared = Memory.objects.filter(project_id=project_id, forgotten_at__isnull=True, visibility__in=["project", "org"])
     for record in shared:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT tsvector_to_array(search_document) FROM memories_memory WHERE id = %s", [record.id])
+            cursor.execute(
+                "SELECT tsvector_to_array(search_document || recency_document) FROM memories_memory WHERE id = %s",
+                [record.id],
+            )
             lexemes = cursor.fetchone()[0]
         for lexeme in [*lexemes, ""]:
             out[lexeme] = out.get(lexeme, 0) + 1
