@@ -78,6 +78,8 @@ def main() -> None:
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     tenant, ids = goals.loaded_project(data_dir, args.size)
+    # As bench/goals.py: room above the project's size for the measured ``remember`` calls.
+    os.environ.setdefault("MMW_MAX_MEMORIES_PER_WORKSPACE", str(max(goals.ONE_MILLION, 2 * args.size)))
     before = common.Server(data_dir, "use", "goals-ab-before", root=args.before.resolve(), broker=False)
     with common.Server(data_dir, "use", "goals-ab-after") as after, before:
         load = os.getloadavg()[0]
