@@ -19,9 +19,9 @@ answer never depends on the window; only the work does.
 
 The buckets are counted per project in ``TermStat`` (the lexemes start with ``#``, which no word
 lexeme can: the ``simple`` parser splits on it), so choosing a window is one indexed read of at
-most ~45 rows. ``created_at`` is the server's write time; a record written by a server whose clock
-runs more than an hour ahead of the searching one's would sit after every window (then a
-broad search could miss it among the newest matches until the clocks agree).
+most ~90 rows. Every window starts ~30 years ahead of the searching server's clock (the buckets
+ahead are almost always empty and cost the index next to nothing): a record dated ahead of it — a
+server whose clock runs ahead, a restored file — is still inside, so it is never missed.
 
 The same bucket arithmetic lives in SQL (``mmw_recency_document``, migration 0012); a test keeps
 the two equal.
@@ -92,17 +92,23 @@ class Bucket:
 
 
 def reachable(now: datetime) -> list[Bucket]:
-    """The buckets tiling time from the end of the hour after ``now``'s back ``TOP_REACH`` top
-    buckets, newest first, coarsest allowed: the current 8-hour block's hours (and the next hour,
-    for writers whose clock runs ahead), then the current 64-hour block's earlier 8-hour buckets,
-    and so on. Consecutive buckets meet: together they are one stretch of time."""
-    found: list[Bucket] = []
+    """The buckets tiling time from ``TOP_REACH`` top buckets after ``now``'s back ``TOP_REACH``
+    top buckets before it, newest first, coarsest allowed: ahead of ``now``, the later top
+    buckets, then the current top bucket's later buckets of the level below, and so on down to
+    the current 8-hour block's later hours (records dated ahead of this server's clock: another
+    server's clock, a restored file); then ``now``'s hour, the current 8-hour block's earlier
+    hours, the current 64-hour block's earlier 8-hour buckets, and so on back. Consecutive buckets
+    meet: together they are one stretch of time, and nothing newer than it is within ~30 years."""
+    ahead: list[Bucket] = []
+    behind: list[Bucket] = [Bucket(0, bucket(0, now))]
     for level in range(LEVELS):
         current = bucket(level, now)
-        newest = current + 1 if level == 0 else current - 1
-        oldest = current - TOP_REACH if level == LEVELS - 1 else bucket(level + 1, now) * FACTOR
-        found += [Bucket(level, i) for i in range(newest, oldest - 1, -1)]
-    return found
+        top = level == LEVELS - 1
+        last = current + TOP_REACH if top else bucket(level + 1, now) * FACTOR + FACTOR - 1
+        first = current - TOP_REACH if top else bucket(level + 1, now) * FACTOR
+        ahead = [Bucket(level, i) for i in range(last, current, -1)] + ahead
+        behind += [Bucket(level, i) for i in range(current - 1, first - 1, -1)]
+    return ahead + behind
 
 
 def window(

@@ -23,8 +23,8 @@ CREATE OR REPLACE FUNCTION mmw_recency_document(created timestamptz) RETURNS tsv
     LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
     AS $$
         SELECT array_to_tsvector(ARRAY[
-            '#0.' || div(s, 3600), '#1.' || div(s, 28800), '#2.' || div(s, 230400),
-            '#3.' || div(s, 1843200), '#4.' || div(s, 14745600), '#5.' || div(s, 117964800)])
+            '#0.' || floor(s / 3600), '#1.' || floor(s / 28800), '#2.' || floor(s / 230400),
+            '#3.' || floor(s / 1843200), '#4.' || floor(s / 14745600), '#5.' || floor(s / 117964800)])
         FROM (SELECT floor(extract(epoch FROM created)) AS s) AS t
     $$;
 """

@@ -42,6 +42,7 @@ def _boundary_times() -> list[dt.datetime]:
         edge - dt.timedelta(microseconds=1),
         edge + dt.timedelta(microseconds=1),
         NOW,
+        dt.datetime(1961, 4, 12, 6, 7, 30, 500_000, tzinfo=dt.UTC),  # before the epoch: both round down
         *(base + dt.timedelta(seconds=rng.uniform(0, 3e8)) for _ in range(40)),
     ]
 
@@ -58,17 +59,19 @@ def test_python_and_postgresql_put_a_time_in_the_same_buckets() -> None:
             assert sorted(stored) == sorted(recency.lexemes(at)), at
 
 
-def test_the_reachable_buckets_tile_one_stretch_of_time_ending_an_hour_after_now() -> None:
+def test_the_reachable_buckets_tile_one_stretch_of_time_from_years_ahead_to_years_back() -> None:
     for now in _boundary_times():
         tiles = recency.reachable(now)
         spans = [_span(t) for t in tiles]
-        assert spans[0][1] == (recency.bucket(0, now) + 2) * recency.width(0), now  # the hour after now's, whole
+        top = recency.width(recency.LEVELS - 1)
+        assert spans[0][1] == (recency.bucket(recency.LEVELS - 1, now) + recency.TOP_REACH + 1) * top, now
         for newer, older in itertools.pairwise(spans):
             assert older[1] == newer[0], (now, newer, older)  # they meet: no gap, no overlap
         assert spans[-1][0] <= now.timestamp() - recency.TOP_REACH * recency.width(recency.LEVELS - 1) + recency.width(
             recency.LEVELS - 1
         )
-        assert len(tiles) <= 2 + (recency.FACTOR - 1) * (recency.LEVELS - 1) + recency.TOP_REACH
+        assert any(a <= now.timestamp() < b for a, b in spans)
+        assert len(tiles) <= 1 + 2 * ((recency.FACTOR - 1) * (recency.LEVELS - 1) + recency.TOP_REACH)
 
 
 def _present(counts: dict[str, int], lexemes: Sequence[str]) -> dict[str, int]:
@@ -92,7 +95,9 @@ def test_a_window_is_the_newest_stretch_expected_to_hold_what_is_needed() -> Non
             assert needed > recency.MAX_SHARE * corpus
             continue
         spans = [_lexeme_span(x) for x in chosen]
-        assert spans[0][1] == (recency.bucket(0, now) + 2) * recency.width(0)
+        assert spans[0][1] == (recency.bucket(recency.LEVELS - 1, now) + recency.TOP_REACH + 1) * recency.width(
+            recency.LEVELS - 1
+        )
         for newer, older in itertools.pairwise(spans):
             assert older[1] == newer[0]  # one stretch, newest first
         # What the window is expected to hold: whole reachable buckets by their count, the split
@@ -124,7 +129,8 @@ def test_no_window_when_it_would_hold_most_of_the_project_or_more_than_it_has() 
 
 def _org_with_history() -> tuple[Org, Person, list[str]]:
     """An org whose project's records were written over ~2 months, one every 37 hours, newest
-    first in the returned ids; a third mention "deploy", some are red's drafts."""
+    first in the returned ids (but the second is dated ahead); most mention "deploy", some are
+    red's drafts."""
     org = make_org("recency")
     red = org.add("red@recency.test", departments=["red"])
     ids = []
@@ -134,6 +140,9 @@ def _org_with_history() -> tuple[Org, Person, list[str]]:
         ids.append(write(author, visibility, text, source_id="history"))
     for i, rid in enumerate(ids):
         Memory.objects.filter(id=rid).update(created_at=timezone.now() - i * 37 * HOUR)
+    # One matching record dated two days ahead (another server's clock, a restored file): the
+    # newest of all, which a window ending at now would leave out.
+    Memory.objects.filter(id=ids[1]).update(created_at=timezone.now() + 50 * HOUR)
     return org, red, ids
 
 
