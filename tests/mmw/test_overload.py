@@ -187,7 +187,7 @@ def timed(call: object) -> tuple[httpx.Response, float]:
 
 
 # A refused database is known at once (mmw.db.breaker): its 503 must not wait for the pool's
-# 1.5 s timeout; a hung one can only be found out by that timeout, within the 2 s promise.
+# 1.0 s timeout; a hung one can only be found out by that timeout, within the 2 s promise.
 WITHIN = {"refused": 0.6, "hung": 2.0}
 
 
