@@ -158,10 +158,9 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
     score = RawSQL(f"{idf_sql} / {size}", idf_params, output_field=FloatField())  # noqa: S611
     idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
     count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
-    where = f"search_document @@ {sql.TSQUERY}" + (
-        f" OR context_document @@ {sql.TSQUERY}" if asked.context_weight > 0 else ""
-    )
-    found = candidates.extra(where=[where], params=[" | ".join(asked.match)] * (2 if asked.context_weight > 0 else 1))  # noqa: S610
+    wanted, wanted_params = sql.any_of(asked.match)
+    where = f"search_document @@ {wanted}" + (f" OR context_document @@ {wanted}" if asked.context_weight > 0 else "")
+    found = candidates.extra(where=[where], params=wanted_params * (2 if asked.context_weight > 0 else 1))  # noqa: S610
     if asked.newest:
         newest = found.order_by("-created_at", "-id").values("id")[: asked.newest]
         found = found.model.objects.filter(id__in=newest)

@@ -20,7 +20,9 @@ by timers for the run (nothing in the server changes); per call the bench record
 - ``dense here``: the dense ranker on the request's connection (when no side connection was free);
 - ``load winners``: ``sql.presented``;
 - ``present``: ``selectors.present`` (statuses, relations, the answer's dicts);
-- ``rest``: ``total`` minus the parts on the request's thread.
+- ``rest``: ``total`` minus the parts on the request's thread;
+- ``gc``: the garbage collector's pauses during the call (inside the parts above, any thread),
+  and ``gc gen2``: those of full collections.
 
 Prints p50 / p95 / max per part and, for the slowest 5 % of calls, the mean of each part (what
 the tail is made of). A profile, not a test: it never fails on a figure.
@@ -34,6 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import functools
+import gc
 import statistics
 import sys
 import threading
@@ -50,6 +53,7 @@ from bench import common, goals, hotpaths, latency
 MAIN_PARTS: tuple[str, ...] = ("admission", "scope", "term stats", "window", "keyword statement")
 MAIN_PARTS += ("dense wait", "dense here", "load winners", "present")
 SIDE_PARTS = ("embed", "dense aside")
+GC_PARTS = ("gc", "gc gen2")
 
 
 class Timers:
@@ -59,6 +63,17 @@ class Timers:
         self.current: dict[str, float] = defaultdict(float)
         self.calls: list[dict[str, float]] = []
         self.lock = threading.Lock()
+        self._gc_started = 0.0
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+            return
+        took = (time.perf_counter() - self._gc_started) * 1000
+        self.current["gc"] += took
+        if info.get("generation") == 2:
+            self.current["gc gen2"] += took
 
     def wrap(self, owner: Any, name: str, part: str) -> None:
         original = getattr(owner, name)
@@ -127,7 +142,7 @@ def install(timers: Timers) -> None:
 
 
 def table(calls: list[dict[str, float]]) -> list[list[str]]:
-    parts = ("total", *MAIN_PARTS, "rest", *SIDE_PARTS)
+    parts = ("total", *MAIN_PARTS, "rest", *SIDE_PARTS, *GC_PARTS)
     slowest = sorted(calls, key=lambda c: c["total"])[-max(1, len(calls) // 20) :]
     rows = []
     for part in parts:

@@ -244,7 +244,7 @@ def _collect_keyword_feedback(
 
                 def stats_of(ts: list[str], shares: tuple[float, ...] = shares) -> search.TermStats:
                     base = search.term_stats(project_id, ts)
-                    return Weighted(base.corpus, base.frequencies, shares)
+                    return Weighted(base.corpus, base.frequencies, base.spelled, shares)
 
                 search.keyword_terms = lambda _q, t=all_terms: list(t)  # type: ignore[misc]
                 try:

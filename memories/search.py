@@ -82,6 +82,9 @@ EF_SEARCH = 100
 # A query's keyword terms are capped: each one is a tsquery test in the scoring expression, and a
 # 10,000-character query would otherwise send thousands of them to PostgreSQL.
 MAX_QUERY_TERMS = 32
+# A prefix term is spelled out as the words it covers (``term_stats``) when they are at most this
+# many; past that (``comp:*`` in a large project) the prefix's own index scan is kept.
+MAX_SPELLED = 64
 # How a keyword hit's relevance weighs the query's IDF it matched against its share of the
 # query's terms (``coverage``).
 KEYWORD_IDF_SHARE = 0.5
@@ -370,6 +373,13 @@ class TermStats:
 
     corpus: int
     frequencies: list[int]
+    # Per term, the words it stands for in the project (``term_stats``), or None: not spelled.
+    spelled: list[tuple[str, ...] | None] | None = None
+
+    def term(self, i: int, term: str) -> sql.Term:
+        """Term ``i`` (``term``) as the keyword statement asks for it: spelled out when known."""
+        words = self.spelled[i] if self.spelled else None
+        return sql.Spelled(term, words) if words else term
 
     def weights(self) -> list[float]:
         """Each term's inverse document frequency, Okapi's non-negative form
@@ -384,7 +394,12 @@ class TermStats:
 def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
     """The corpus size and document frequencies of ``terms`` in the project (one query on the
     trigger-kept ``TermStat`` rows; a prefix term's df sums its lexemes', a term of alternatives
-    (``(kids:* | kid)``) sums its alternatives', capped at N)."""
+    (``(kids:* | kid)``) sums its alternatives', capped at N), and each term spelled out.
+
+    Spelled: a term whose alternatives are all prefixes, as every word they cover in any live
+    record of the project (shared words, and the ``'!'`` rows of unshared records' words and of
+    context documents: migration 0013), when there are 1 to ``MAX_SPELLED`` of them. The same
+    rows match as with the prefix, found as ordinary index entries (docs/search.md)."""
     with connection.cursor() as cursor:
         cursor.execute(
             r"""
@@ -392,20 +407,37 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
                 SELECT i, mmw_unaccent(rtrim(a, ':*')) AS t, a LIKE '%%:*' AS prefix
                 FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i),
                      regexp_split_to_table(trim(BOTH '()' FROM u.t), ' \| ') AS a
+            ), spelled AS (
+                SELECT q.i, w.word FROM q CROSS JOIN LATERAL (
+                    SELECT CASE WHEN s.term LIKE '!%%' THEN substr(s.term, 2) ELSE s.term END AS word
+                    FROM memories_termstat s
+                    WHERE q.prefix AND s.project_id = %s AND s.docs > 0 AND (
+                        (s.term >= q.t AND s.term < q.t || chr(1114111))
+                        OR (s.term >= '!' || q.t AND s.term < '!' || q.t || chr(1114111)))
+                    LIMIT %s
+                ) AS w
             )
-            SELECT 0, (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = '')
+            SELECT 0, (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = ''), NULL::text[]
             UNION ALL
             SELECT i, sum(CASE WHEN prefix
                 THEN (SELECT sum(docs) FROM memories_termstat
                       WHERE project_id = %s AND term >= q.t AND term < q.t || chr(1114111))
                 ELSE (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = q.t)
-            END) FROM q GROUP BY i
+            END), CASE WHEN bool_and(prefix)
+                THEN (SELECT array_agg(DISTINCT word ORDER BY word) FROM spelled WHERE spelled.i = q.i)
+            END FROM q GROUP BY i
             """,
-            [terms, project_id, project_id, project_id],
+            [terms, project_id, MAX_SPELLED + 1, project_id, project_id, project_id],
         )
-        rows = {int(i): int(df or 0) for i, df in cursor.fetchall()}
-    corpus = rows.pop(0, 0)
-    return TermStats(corpus, [min(rows.get(i, 0), corpus) for i in range(1, len(terms) + 1)])
+        rows = {int(i): (int(df or 0), words) for i, df, words in cursor.fetchall()}
+    corpus = rows.pop(0, (0, None))[0]
+    spelled = [_spelling(rows.get(i, (0, None))[1]) for i in range(1, len(terms) + 1)]
+    return TermStats(corpus, [min(rows.get(i, (0, None))[0], corpus) for i in range(1, len(terms) + 1)], spelled)
+
+
+def _spelling(words: list[str] | None) -> tuple[str, ...] | None:
+    """The words a term is spelled as, or None: not all prefixes, no word, or too many words."""
+    return tuple(words) if words and len(words) <= MAX_SPELLED else None
 
 
 def matching_terms(terms: list[str], stats: TermStats) -> list[str]:
@@ -533,7 +565,10 @@ def keyword_query(
     matches = sum(frequency[t] for t in match)
     newest = KEYWORD_SCORED_ROWS if matches > KEYWORD_SCORED_ROWS else 0
     window = window_of(newest, matches, stats.corpus) if newest and window_of is not None else ()
-    return sql.KeywordQuery(terms, stats.weights(), match, context_weight, newest, tuple(window))
+    asked = {t: stats.term(i, t) for i, t in enumerate(terms)}
+    return sql.KeywordQuery(
+        [asked[t] for t in terms], stats.weights(), [asked[t] for t in match], context_weight, newest, tuple(window)
+    )
 
 
 def coverage(idf_share: float, term_share: float) -> float:

@@ -31,6 +31,36 @@ from django.db.models import QuerySet
 from memories.models import NOT_PRESENTED, Memory
 
 TSQUERY = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
+SPELLED_TSQUERY = "%s::tsquery"
+
+
+@dataclass(frozen=True)
+class Spelled:
+    """A keyword term written out as the words it stands for (``search.term_stats`` spells a
+    prefix ``inspir:*`` as every word of the project it covers): matched as ordinary GIN entries
+    instead of a prefix scan that collects every posting of every covered word first. ``words``
+    are lexemes as stored, taken literally; ``term`` is the term they spell (its IDF, its name)."""
+
+    term: str
+    words: tuple[str, ...]
+
+
+Term = str | Spelled
+
+
+def tsquery(term: Term) -> tuple[str, object]:
+    """``term`` as a ``tsquery`` SQL expression and its one parameter: a ``to_tsquery`` term
+    (``deploy:*``, ``(kids:* | kid)``) is parsed and folded as documents are; a ``Spelled``
+    term is a literal disjunction of its words."""
+    if isinstance(term, Spelled):
+        return SPELLED_TSQUERY, " | ".join(_quoted_lexeme(word) for word in term.words)
+    return TSQUERY, term
+
+
+def any_of(terms: Sequence[Term]) -> tuple[str, list[object]]:
+    """One ``tsquery`` expression matching a document that contains any of ``terms``."""
+    parts = [tsquery(term) for term in terms]
+    return "(" + " || ".join(sql for sql, _ in parts) + ")", [param for _, param in parts]
 
 
 @dataclass(frozen=True)
@@ -95,24 +125,26 @@ class Scope:
 # --- the keyword ranker ------------------------------------------------------------------------
 
 
-def term_sum(terms: Sequence[str], weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
+def term_sum(terms: Sequence[Term], weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
     """SQL summing ``weights[i]`` over the ``terms[i]`` a row's ``search_document`` contains (with
     ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``), and
     its parameters. The columns are unqualified: it reads the rows of ``keyword_ranked``'s inner scan.
     The weights are ``float8``: a bare literal is ``numeric`` to PostgreSQL, whose arithmetic over
     ~1,000 rows made the statement 1.7x slower (docs/latency.md, "Fourth round")."""
     params: list[object] = []
-    if context_weight > 0:
-        case = (
-            f"CASE WHEN search_document @@ {TSQUERY} THEN %s::float8"
-            f" WHEN context_document @@ {TSQUERY} THEN %s::float8 ELSE 0::float8 END"
-        )
-        for term, weight in zip(terms, weights, strict=True):
-            params += [term, weight, term, weight * context_weight]
-    else:
-        case = f"CASE WHEN search_document @@ {TSQUERY} THEN %s::float8 ELSE 0::float8 END"
-        params = [x for pair in zip(terms, weights, strict=True) for x in pair]
-    return "(" + " + ".join(f"({case})" for _ in terms) + ")", params
+    cases = []
+    for term, weight in zip(terms, weights, strict=True):
+        query, bound = tsquery(term)
+        if context_weight > 0:
+            cases.append(
+                f"CASE WHEN search_document @@ {query} THEN %s::float8"
+                f" WHEN context_document @@ {query} THEN %s::float8 ELSE 0::float8 END"
+            )
+            params += [bound, weight, bound, weight * context_weight]
+        else:
+            cases.append(f"CASE WHEN search_document @@ {query} THEN %s::float8 ELSE 0::float8 END")
+            params += [bound, weight]
+    return "(" + " + ".join(f"({case})" for case in cases) + ")", params
 
 
 @dataclass(frozen=True)
@@ -123,9 +155,9 @@ class KeywordQuery:
     ``newest`` matches are scored (0: all of them), looked for first among the records of the
     recency ``window`` (bucket lexemes, ``memories.recency``; empty: no window)."""
 
-    terms: Sequence[str]
+    terms: Sequence[Term]
     weights: Sequence[float]
-    match: Sequence[str]
+    match: Sequence[Term]
     context_weight: float
     newest: int = 0
     window: Sequence[str] = ()
@@ -167,10 +199,11 @@ def matched_rows(scope: Scope, asked: KeywordQuery) -> tuple[str, list[Any]]:
     contextual = asked.context_weight > 0
     columns = ["id", "created_at", "search_document"] + (["context_document"] if contextual else [])
     select = ", ".join(f"{scope.column(c)} AS {c}" for c in columns)
-    condition = f"{scope.column('search_document')} @@ {TSQUERY}"
+    wanted, wanted_params = any_of(asked.match)
+    condition = f"{scope.column('search_document')} @@ {wanted}"
     if contextual:
-        condition += f" OR {scope.column('context_document')} @@ {TSQUERY}"
-    bound = [" | ".join(asked.match)] * (2 if contextual else 1)
+        condition += f" OR {scope.column('context_document')} @@ {wanted}"
+    bound = wanted_params * (2 if contextual else 1)
     if not asked.newest:
         return scope.rows(select, condition), [*scope.params, *bound]
     newest = f"ORDER BY {scope.column('created_at')} DESC, {scope.column('id')} DESC LIMIT %s"

@@ -119,7 +119,7 @@ def stats(project_id: uuid.UUID) -> dict[str, int]:
 
 def stats_truth(project_id: uuid.UUID) -> dict[str, int]:
     """Document frequencies by recounting: live records of visibility project/org only (their
-    words and their recency buckets, ``memories.recency``)."""
+    words and their recency buckets, ``memories.recency``), and the '!' words of the rest."""
     out: dict[str, int] = {}
     shared = Memory.objects.filter(project_id=project_id, forgotten_at__isnull=True, visibility__in=["project", "org"])
     for record in shared:
@@ -131,6 +131,19 @@ def stats_truth(project_id: uuid.UUID) -> dict[str, int]:
             lexemes = cursor.fetchone()[0]
         for lexeme in [*lexemes, ""]:
             out[lexeme] = out.get(lexeme, 0) + 1
+    # The words the shared counts miss, under '!' (migration 0013): every live record's context
+    # document, and every word of a live record that is not shared.
+    for record in Memory.objects.filter(project_id=project_id, forgotten_at__isnull=True):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT tsvector_to_array(CASE WHEN visibility IN ('project', 'org')"
+                " THEN coalesce(context_document, ''::tsvector)"
+                " ELSE search_document || coalesce(context_document, ''::tsvector) END)"
+                " FROM memories_memory WHERE id = %s",
+                [record.id],
+            )
+            for lexeme in cursor.fetchone()[0]:
+                out["!" + lexeme] = out.get("!" + lexeme, 0) + 1
     return out
 
 
@@ -145,9 +158,11 @@ def test_term_statistics_count_only_what_every_member_reads(tenancy: Tenancy) ->
     assert stats(project)["kafka"] == 2
     assert stats(project)["deploiement"] == 1  # folded like the search document
     assert "zookeeper" not in stats(project)
+    assert stats(project)["!zookeeper"] == 1  # known to spell a prefix with, never weighed
     assert alice.forget(memory_id=a)[0] == 200
     Memory.objects.filter(fact_key="kafka.version").update(visibility="author")
-    assert stats(project) == stats_truth(project) == {}
+    assert stats(project) == stats_truth(project)
+    assert not [t for t in stats(project) if not t.startswith("!")], "nothing shared is left to count"
     Memory.objects.filter(fact_key="kafka.version").update(visibility="org", content="Kafka 3.8 now")
     assert stats(project) == stats_truth(project)
     Memory.objects.filter(project_id=project).delete()

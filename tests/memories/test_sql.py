@@ -235,7 +235,7 @@ def test_a_search_is_four_statements_after_admission(world: World) -> None:
     statements = [q["sql"] for q in captured.captured_queries]
     assert len(statements) == 4, statements
     assert "memories_termstat" in statements[0]
-    assert "to_tsquery" in statements[1]
+    assert "tsquery" in statements[1]
     assert "<=>" in statements[2]
     assert "mmw_author" in statements[3]
 
@@ -384,3 +384,61 @@ def test_an_unfiltered_search_of_one_workspace_compiles_no_listing(
     assert listed == ["default"]
     assert filtered["results"]
     assert all("ops" in r["tags"] for r in filtered["results"])
+
+
+def _given(stats: search.TermStats) -> search.StatsOf:
+    return lambda _terms: stats
+
+
+def test_a_spelled_prefix_finds_exactly_what_the_prefix_finds(world: World) -> None:
+    """``term_stats`` spells a prefix (``deploy:*``) as the project's words it covers, taken from
+    every live record: shared words, unshared records' words and context documents (``'!'`` rows,
+    migration 0013). Every scope must get the same rows, scores and order as with the prefix; a
+    spelling from the shared words alone must not (so the ``'!'`` words are what keeps it exact)."""
+    project = world.founder.principal().project.pk
+    only_context = Memory.objects.filter(fact_key="cert", author=world.red.user).get()  # no "deploy" in it
+    with connection.cursor() as cursor:  # a word form found only in one record's context
+        cursor.execute(
+            "UPDATE memories_memory SET context_document = to_tsvector('simple', 'deployments billing') WHERE id = %s",
+            [only_context.id],
+        )
+    spelled_words: set[str] = set()
+    differs = 0
+    for query in ("deploy", "deploy staging", "billing deployment", "certificate deploys", "zebra"):
+        stats = search.term_stats(project, search.keyword_terms(query))
+        assert stats.spelled is not None
+        spelled_words |= {w for words in stats.spelled if words for w in words}
+        plain = search.TermStats(stats.corpus, stats.frequencies)
+        shared_only = search.TermStats(
+            stats.corpus,
+            stats.frequencies,
+            [
+                tuple(w for w in words if w not in {"deploys", "deployments"}) if words else None
+                for words in stats.spelled
+            ],
+        )
+        for name, qs in scopes(world).items():
+            scope = sql.Scope.of(qs)
+            assert scope is not None
+            for context_weight in (0.0, 0.3):
+                asked = search.keyword_query(query, _given(stats), context_weight)
+                prefixed = search.keyword_query(query, _given(plain), context_weight)
+                assert asked is not None
+                assert prefixed is not None
+                got = sql.keyword_ranked(scope, asked, 10)
+                assert got == sql.keyword_ranked(scope, prefixed, 10), (query, name, context_weight)
+                partial = search.keyword_query(query, _given(shared_only), context_weight)
+                assert partial is not None
+                differs += sql.keyword_ranked(scope, partial, 10) != got
+    assert {"deploy", "deploys", "deployments"} <= spelled_words, spelled_words
+    assert differs, "spelling from the shared words alone should have lost a record somewhere"
+
+
+def test_a_prefix_with_too_many_words_is_not_spelled(world: World) -> None:
+    project = world.founder.principal().project.pk
+    many = " ".join(f"zoo{i:03d}" for i in range(search.MAX_SPELLED + 1))
+    write(world.founder, "project", many)
+    assert search.term_stats(project, ["zoo:*"]).spelled == [None]
+    assert search.term_stats(project, ["zoo064:*"]).spelled == [("zoo064",)]
+    assert search.term_stats(project, ["(zoo064:* | zoo)"]).spelled == [None]  # an exact alternative
+    assert search.term_stats(project, ["absentword:*"]).spelled == [None]
