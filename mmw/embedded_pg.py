@@ -123,8 +123,9 @@ def ensure_running(pgdata: Path) -> dict[str, Any]:
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with _start_lock(pgdata):
         fresh = not (pgdata / "PG_VERSION").exists()
+        stopped = postmaster_pid(pgdata) is None
         server = _server(pgdata)
-        server = _configure(server, pgdata, restart=fresh)
+        server = _configure(server, pgdata, restart=fresh or stopped)
         host = _socket_dir(server.get_uri())
         exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608 - constant
         if "(1 row)" not in exists:
@@ -163,8 +164,10 @@ def postmaster_pid(pgdata: Path) -> int | None:
 
 def _configure(server: Any, pgdata: Path, *, restart: bool) -> Any:
     """Record MMW's settings in ``postgresql.auto.conf`` (ALTER SYSTEM) when they differ. A
-    cluster this process just created is restarted at once; a running shared one picks them up
-    at its next start (``manage.py pg stop``), since other processes may be using it."""
+    cluster this process just created or just started is restarted at once (so
+    ``MMW_PG_SHARED_BUFFERS=4GB`` after ``manage.py pg stop`` applies at the next start, not the
+    one after); a running shared one picks them up at its next start, since other processes may
+    be using it."""
     wanted = shared_buffers()
     auto = pgdata / "postgresql.auto.conf"
     current = _SETTING.search(auto.read_text()) if auto.exists() else None

