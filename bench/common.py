@@ -152,13 +152,16 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
 
     from memories import sql
 
-    idf_sql, idf_params = sql.term_sum(asked.terms, asked.weights, asked.context_weight)
-    count_sql, count_params = sql.term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    # The prefix terms themselves, never their spelling (``sql.Spelled``): an independent reference.
+    terms = [t.term if isinstance(t, sql.Spelled) else t for t in asked.terms]
+    match = [t.term if isinstance(t, sql.Spelled) else t for t in asked.match]
+    idf_sql, idf_params = sql.term_sum(terms, asked.weights, asked.context_weight)
+    count_sql, count_params = sql.term_sum(terms, [1.0] * len(terms), asked.context_weight)
     size = "sqrt(1.0::float8 + ln(1.0::float8 + length(search_document)))"
     score = RawSQL(f"{idf_sql} / {size}", idf_params, output_field=FloatField())  # noqa: S611
     idf = RawSQL(idf_sql, idf_params, output_field=FloatField())  # noqa: S611 - bound terms
     count = RawSQL(count_sql, count_params, output_field=FloatField())  # noqa: S611 - bound terms
-    wanted, wanted_params = sql.any_of(asked.match)
+    wanted, wanted_params = sql.any_of(match)
     where = f"search_document @@ {wanted}" + (f" OR context_document @@ {wanted}" if asked.context_weight > 0 else "")
     found = candidates.extra(where=[where], params=wanted_params * (2 if asked.context_weight > 0 else 1))  # noqa: S610
     if asked.newest:

@@ -399,7 +399,9 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
     Spelled: a term whose alternatives are all prefixes, as every word they cover in any live
     record of the project (shared words, and the ``'!'`` rows of unshared records' words and of
     context documents: migration 0013), when there are 1 to ``MAX_SPELLED`` of them. The same
-    rows match as with the prefix, found as ordinary index entries (docs/search.md)."""
+    rows match as with the prefix, found as ordinary index entries (docs/search.md), except a
+    record committed between this statement and the keyword statement with a word new to the
+    project: it is missed by this search as by one that ran a moment earlier."""
     with connection.cursor() as cursor:
         cursor.execute(
             r"""
@@ -409,12 +411,12 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
                      regexp_split_to_table(trim(BOTH '()' FROM u.t), ' \| ') AS a
             ), spelled AS (
                 SELECT q.i, w.word FROM q CROSS JOIN LATERAL (
-                    SELECT CASE WHEN s.term LIKE '!%%' THEN substr(s.term, 2) ELSE s.term END AS word
+                    SELECT DISTINCT CASE WHEN s.term LIKE '!%%' THEN substr(s.term, 2) ELSE s.term END AS word
                     FROM memories_termstat s
                     WHERE q.prefix AND s.project_id = %s AND s.docs > 0 AND (
                         (s.term >= q.t AND s.term < q.t || chr(1114111))
                         OR (s.term >= '!' || q.t AND s.term < '!' || q.t || chr(1114111)))
-                    LIMIT %s
+                    LIMIT %s  -- distinct words: a word often has a shared row and a '!' row
                 ) AS w
             )
             SELECT 0, (SELECT docs FROM memories_termstat WHERE project_id = %s AND term = ''), NULL::text[]

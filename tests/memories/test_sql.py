@@ -442,3 +442,28 @@ def test_a_prefix_with_too_many_words_is_not_spelled(world: World) -> None:
     assert search.term_stats(project, ["zoo064:*"]).spelled == [("zoo064",)]
     assert search.term_stats(project, ["(zoo064:* | zoo)"]).spelled == [None]  # an exact alternative
     assert search.term_stats(project, ["absentword:*"]).spelled == [None]
+
+
+def test_a_word_with_a_shared_and_an_unshared_row_counts_once_toward_the_cap(world: World) -> None:
+    """A word often has both a shared row and a '!' row (a draft holding it too): the cap on a
+    spelling is on distinct words, so more rows than ``MAX_SPELLED`` but fewer words still spell
+    every word (a cap on rows dropped some, and the records holding only those; review of the
+    spelled prefixes, stop 32)."""
+    project = world.founder.principal().project.pk
+    write(world.founder, "project", " ".join(f"deploy{i:02d}" for i in range(40)))
+    write(world.blue, "author", " ".join(f"deploy{i:02d}" for i in range(30)))
+    last = write(world.founder, "project", "deploy40 happened late")
+    stats = search.term_stats(project, ["deploy:*"])
+    assert stats.spelled is not None
+    words = stats.spelled[0]
+    assert words is not None
+    assert "deploy40" in words
+    qs = scopes(world)["founder, every workspace"]
+    scope = sql.Scope.of(qs)
+    assert scope is not None
+    asked = search.keyword_query("deploy", _given(stats))
+    assert asked is not None
+    assert isinstance(asked.match[0], sql.Spelled)
+    found = [row[0] for row in sql.keyword_ranked(scope, asked, 100)]
+    assert uuid.UUID(str(last)) in found
+    assert found == [row[0] for row in orm_keyword_ranked(qs, asked, 100)]
