@@ -152,9 +152,11 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
 
     from memories import sql
 
-    # The prefix terms themselves, never their spelling (``sql.Spelled``): an independent reference.
-    terms = [t.term if isinstance(t, sql.Spelled) else t for t in asked.terms]
-    match = [t.term if isinstance(t, sql.Spelled) else t for t in asked.match]
+    def unspelled(terms: Any) -> list[str]:
+        """The prefix terms themselves, never their spelling (``sql.Spelled``): an independent reference."""
+        return [t.term if isinstance(t, sql.Spelled) else t for t in terms]
+
+    terms, match = unspelled(asked.terms), unspelled(asked.match)
     idf_sql, idf_params = sql.term_sum(terms, asked.weights, asked.context_weight)
     count_sql, count_params = sql.term_sum(terms, [1.0] * len(terms), asked.context_weight)
     size = "sqrt(1.0::float8 + ln(1.0::float8 + length(search_document)))"

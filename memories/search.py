@@ -433,8 +433,8 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
         )
         rows = {int(i): (int(df or 0), words) for i, df, words in cursor.fetchall()}
     corpus = rows.pop(0, (0, None))[0]
-    spelled = [_spelling(rows.get(i, (0, None))[1]) for i in range(1, len(terms) + 1)]
-    return TermStats(corpus, [min(rows.get(i, (0, None))[0], corpus) for i in range(1, len(terms) + 1)], spelled)
+    found = [rows.get(i, (0, None)) for i in range(1, len(terms) + 1)]
+    return TermStats(corpus, [min(df, corpus) for df, _ in found], [_spelling(words) for _, words in found])
 
 
 def _spelling(words: list[str] | None) -> tuple[str, ...] | None:

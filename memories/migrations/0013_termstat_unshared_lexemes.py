@@ -23,7 +23,6 @@ from django.db import migrations
 
 _previous = importlib.import_module("memories.migrations.0012_memory_recency_document")
 
-_SHARED = "forgotten_at IS NULL AND visibility IN ('project', 'org')"
 # The words the shared counts miss: a shared record's context, an unshared one's every word.
 _UNSHARED = (
     "CASE WHEN visibility IN ('project', 'org') THEN coalesce(context_document, ''::tsvector)"
@@ -32,26 +31,16 @@ _UNSHARED = (
 
 
 def _rows(table: str, sign: int) -> str:
-    """One row per (record, counted lexeme) of a transition table: shared words and buckets, the
-    record itself under '', and the words the shared counts miss under '!' || lexeme."""
+    """0012's rows of a transition table (shared words and buckets, the record itself under ''),
+    plus the words the shared counts miss under '!' || lexeme."""
     return (
-        f"SELECT project_id, lexeme AS term, {sign} AS d FROM {table},"
-        f" unnest(tsvector_to_array(search_document || recency_document)) AS lexeme WHERE {_SHARED}"
-        f" UNION ALL SELECT project_id, '' AS term, {sign} AS d FROM {table} WHERE {_SHARED}"
-        f" UNION ALL SELECT project_id, '!' || lexeme AS term, {sign} AS d FROM {table},"
+        _previous._rows(table, sign, _previous.BOTH)
+        + f" UNION ALL SELECT project_id, '!' || lexeme AS term, {sign} AS d FROM {table},"
         f" unnest(tsvector_to_array({_UNSHARED})) AS lexeme WHERE forgotten_at IS NULL"
     )
 
 
-def _upsert(deltas: str) -> str:
-    return f"""
-        WITH deltas AS ({deltas})
-        INSERT INTO memories_termstat AS s (project_id, term, docs)
-        SELECT project_id, term, sum(d) FROM deltas
-        GROUP BY project_id, term HAVING sum(d) <> 0
-        ORDER BY project_id, term
-        ON CONFLICT (project_id, term) DO UPDATE SET docs = s.docs + EXCLUDED.docs;"""
-
+_upsert = _previous._upsert
 
 TERM_STATS = f"""
 CREATE OR REPLACE FUNCTION mmw_term_stats() RETURNS trigger LANGUAGE plpgsql AS $$
