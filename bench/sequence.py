@@ -30,12 +30,18 @@ import json
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common, retrieval
 from bench.common import log, markdown_table
+
+# The single-signal floor these measurements were made with (the default until 2026-12-04, when
+# the joint floor with a workspace background replaced it: bench/floor.py); a plain pair, so this
+# module needs no Django at import.
+PREVIOUS_FLOOR = SimpleNamespace(answer_from=0.5, keep_from=0.25)
 
 
 def rankings(data: retrieval.Dataset, contextual: bool, weights: list[float]) -> dict[float, dict[str, list[str]]]:
@@ -377,6 +383,8 @@ def replay(
 
     from memories import search
 
+    previous = search.Floor(PREVIOUS_FLOOR.answer_from, PREVIOUS_FLOOR.keep_from)
+
     global _EPOCH
     _EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
     results: dict[str, Any] = {}
@@ -385,11 +393,11 @@ def replay(
         empty = total = 0
         for corpus, (data, extra) in datasets.items():
             got = {q.qid: replay_variant(collected[corpus], q, variant, search.NO_FLOOR) for q in data.queries}
-            floored = {q.qid: replay_variant(collected[corpus], q, variant, search.DEFAULT_FLOOR) for q in data.queries}
+            floored = {q.qid: replay_variant(collected[corpus], q, variant, previous) for q in data.queries}
             parts, parts_floor = retrieval.breakdown(data, got), retrieval.breakdown(data, floored)
             row[corpus] = parts
             row[f"{corpus} floor"] = parts_floor
-            empty += sum(1 for q in extra if not replay_variant(collected[corpus], q, variant, search.DEFAULT_FLOOR))
+            empty += sum(1 for q in extra if not replay_variant(collected[corpus], q, variant, previous))
             total += len(extra)
         row["unrelated empty"] = round(empty / total, 3)
         results[name] = row

@@ -337,6 +337,33 @@ def project_live_counts(project_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int
     return {pid: counts[scope] for scope, pid in wanted.items()}
 
 
+class VectorSum(models.Model):
+    """The sum of the vectors of a workspace's shared live records, per embedding model: the
+    direction of the workspace's *background*, what its records have in common.
+
+    ``search`` measures how much a record stands out from that background for a query
+    (``memories.search``, "the relevance floor" in docs/search.md): a record that resembles
+    everything in its workspace (a "Thanks, sounds great!") is the nearest record to every
+    query about nothing stored, and must not make such a query look answered. Only a direction
+    is used (a cosine with the sum), so no division by ``docs`` is needed.
+
+    Counts what ``TermStat`` counts (live records of visibility project/org) that carry a vector,
+    so it reveals nothing a caller could not read. Kept by PostgreSQL statement triggers on
+    ``memories_memory`` (migration 0014) in the writer's transaction; read-only to Python."""
+
+    # The triggers own these rows (as ``TermStat``'s): Django must not cascade.
+    workspace = models.ForeignKey(Workspace, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False)
+    model = models.CharField(max_length=128)
+    total = VectorField()
+    docs = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "model"], name="vectorsum_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.docs} vectors"
+
+
 class TermStat(models.Model):
     """Document frequency of each keyword lexeme in a project, for the keyword ranker's IDF.
 

@@ -88,9 +88,9 @@ MAX_SPELLED = 64
 # How a keyword hit's relevance weighs the query's IDF it matched against its share of the
 # query's terms (``coverage``).
 KEYWORD_IDF_SHARE = 0.5
-# Per embedding model: the cosines mapped to relevance 0 and 1 (linear between, clamped), so a
-# vector match alone reaches DEFAULT_FLOOR's 0.5 at the midpoint. Keyed by model id; other
-# models use MMW_SEARCH_COSINE_SCALE (a pair) or DEFAULT_COSINE_SCALE.
+# Per embedding model: the cosines mapped to relevance 0 and 1 (linear between, clamped). Keyed
+# by model id; other models use MMW_SEARCH_COSINE_SCALE (a pair) or DEFAULT_COSINE_SCALE.
+# DEFAULT_FLOOR and BACKGROUND_WEIGHT are calibrated on USE's scale (docs/search.md).
 COSINE_SCALES: dict[str, tuple[float, float]] = {
     "use-multilingual-v3@512": (0.09, 0.29),
     "multilingual-e5-small-q4@384": (0.7, 0.9),
@@ -115,6 +115,12 @@ class Candidate:
     # How relevant the row is on an absolute 0..1 scale (``relevance``), comparable across
     # queries; the ranking's ``score`` is relative to the other candidates of one query.
     relevance: float = 0.0
+    # The dense ranker's: the row's cosine with its workspace's background (``sql.nearest_statement``).
+    background: float = 0.0
+    # How strongly the row says the query has an answer here (0..1; None: its ``relevance``). For a
+    # vector match, its cosine less ``BACKGROUND_WEIGHT`` x its background, scaled: a record close
+    # to everything in its workspace is close to any query too, and proves nothing.
+    evidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -128,29 +134,41 @@ class Hit:
 
 @dataclass(frozen=True)
 class Floor:
-    """Which candidates a search returns, by their absolute ``relevance``: none unless the best
-    reaches ``answer_from`` (the query matches something stored), then those reaching ``keep_from``
-    (at most ``answer_from``: a record found only by a weaker signal beside a strong hit stays)."""
+    """Which candidates a search returns: none unless the query is answered, then those whose
+    absolute ``relevance`` reaches ``keep_from``. Answered: the best relevance reaches
+    ``answer_from``; for a ``joint`` floor, the rankers' best *evidence* summed does (a keyword
+    match and a vector match that are each weak, together, are not chance). ``keep_from`` is at
+    most ``answer_from``: a record found only by a weaker signal beside a strong hit stays."""
 
     answer_from: float
     keep_from: float
+    joint: bool = False
 
     @classmethod
     def strict(cls, min_score: float) -> Floor:
         """A caller's ``min_score``: every result at least that relevant."""
         return cls(min_score, min_score)
 
-    def keep(self, relevance: Mapping[K, float]) -> list[K]:
-        if not relevance or max(relevance.values()) < self.answer_from:
+    def keep(self, relevance: Mapping[K, float], evidence: float | None = None) -> list[K]:
+        """The ids of ``relevance`` (id -> relevance) this floor keeps; ``evidence`` is the
+        rankers' best evidence summed (``fuse``), which a ``joint`` floor answers on."""
+        if not relevance:
+            return []
+        sure = evidence if self.joint and evidence is not None else max(relevance.values())
+        if sure < self.answer_from:
             return []
         return [rid for rid, value in relevance.items() if value >= self.keep_from]
 
 
 NO_FLOOR = Floor(0.0, 0.0)
 # The floor ``search`` and ``recall_context`` apply unless the caller passes ``min_score``: they
-# answer only when a record's keyword coverage or scaled cosine reaches 0.5, and then return
-# what reaches half of it. Calibrated with `bench.floor` (docs/search.md, "The relevance floor").
-DEFAULT_FLOOR = Floor(0.5, 0.25)
+# answer only when the best keyword coverage plus the best vector evidence (a cosine less
+# ``BACKGROUND_WEIGHT`` of the record's background) reaches 0.34, and then return what reaches
+# relevance 0.25. Calibrated with `bench.floor` (docs/search.md, "The relevance floor").
+DEFAULT_FLOOR = Floor(0.34, 0.25, joint=True)
+# How much of a record's cosine with its workspace's background (``VectorSum``) a vector match's
+# evidence discounts (``Candidate.evidence``). Calibrated with the floor.
+BACKGROUND_WEIGHT = 0.15
 
 
 @dataclass(frozen=True)
@@ -268,15 +286,17 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
 
     A candidate's ``relevance`` is the highest any ranker gave it; ``floor`` decides which
     candidates are left out, before the ``limit`` is taken (so it never empties a page that has
-    relevant rows further down).
+    relevant rows further down), a joint floor on each ranking's best ``evidence`` summed.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
     relevance: dict[RowId, float] = {}
+    evidence = 0.0
     for ranking in rankings:
         for c in ranking.candidates:
             created.setdefault(c.id, c.created_at)
             relevance[c.id] = max(relevance.get(c.id, 0.0), c.relevance)
+        evidence += max((c.relevance if c.evidence is None else c.evidence for c in ranking.candidates), default=0.0)
     for ranking in rankings:
         if not ranking.candidates:
             continue
@@ -287,7 +307,7 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
             rank, zi = seen.get(rid, (None, lowest))
             tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
             scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
-    kept = floor.keep(relevance)
+    kept = floor.keep(relevance, evidence)
     ordered = sorted(kept, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
     return [Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid]) for rid in ordered]
 
@@ -595,11 +615,20 @@ def _nearest_here(scope: sql.Scope, embedded: Embedded, planned: NearestQuery | 
 
 
 def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:
-    """``found`` with each hit's relevance on the cosine scale of the model that embedded the query."""
+    """``found`` with each hit's relevance on the cosine scale of the model that embedded the
+    query, and its evidence: the same scale over its cosine less ``BACKGROUND_WEIGHT`` x its
+    background (``Candidate.evidence``)."""
     if embedded is None:
         return found
     scale = cosine_scale(embedded[1].model_id)
-    return [replace(c, relevance=scale.relevance(c.score)) for c in found]
+    return [
+        replace(
+            c,
+            relevance=scale.relevance(c.score),
+            evidence=scale.relevance(c.score - BACKGROUND_WEIGHT * c.background),
+        )
+        for c in found
+    ]
 
 
 def nearest(candidates: Rows, vector: Sequence[float], model_id: str, limit: int) -> list[Candidate]:
@@ -652,7 +681,16 @@ class NearestQuery:
         text = Vector(list(vector)).to_text()
         params = [text if p == sql.QUERY_VECTOR else p for p in self.params]
         execute_after(cursor, _hnsw_settings(), self.statement, params)
-        return [Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in cursor.fetchall()]
+        return [
+            Candidate(rid, 1.0 - float(distance), created, background=_finite(background))
+            for rid, distance, created, background in cursor.fetchall()
+        ]
+
+
+def _finite(value: Any) -> float:
+    """A background cosine as a float; 0 for NaN (a zero vector has no direction)."""
+    number = float(value)
+    return number if math.isfinite(number) else 0.0
 
 
 @dataclass(frozen=True)

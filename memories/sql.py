@@ -28,7 +28,7 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import QuerySet
 
-from memories.models import NOT_PRESENTED, Memory
+from memories.models import NOT_PRESENTED, Memory, VectorSum
 
 TSQUERY = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
 SPELLED_TSQUERY = "%s::tsquery"
@@ -238,21 +238,43 @@ def _quoted_lexeme(lexeme: str) -> str:
 
 # --- the dense ranker --------------------------------------------------------------------------
 
+_MEMORY_TABLE = f'"{Memory._meta.db_table}"'
+_VECTOR_SUM_TABLE = f'"{VectorSum._meta.db_table}"'
+
 # Stands for the query's vector in ``nearest_statement``'s SQL until the caller binds it.
 QUERY_VECTOR = "mmw:query-vector"
 
 
 def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tuple[str, tuple[object, ...]]:
     """The statement for the ``limit`` rows of ``scope`` carrying a ``dim``-long ``model_id``
-    vector nearest to the query's (cosine distance), as ``(id, distance, created_at)``; the
-    query vector's parameter is ``QUERY_VECTOR`` until bound. The vector expression and the
+    vector nearest to the query's (cosine distance), as ``(id, distance, created_at, background)``;
+    the query vector's parameter is ``QUERY_VECTOR`` until bound. The vector expression and the
     ``embedding_model`` test are the partial HNSW index's (``memories.vector_index``), so the
-    planner uses it."""
+    planner uses it.
+
+    ``background`` is a memory record's cosine with its workspace's background direction
+    (``VectorSum``: the sum of the shared records' vectors of that model), 0 when the workspace
+    has none or the table is not the records' (session turns): how much the record resembles
+    everything else, which the relevance floor discounts (``memories.search``)."""
     vector = f"({scope.column('embedding')})::vector({int(dim)})"
-    select = f"{scope.column('id')}, {vector} <=> %s::vector AS distance, {scope.column('created_at')}"
-    sql = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
-    # ``select`` binds first: the query vector, then the scope's, then the condition's and the tail's.
-    return sql, (QUERY_VECTOR, *scope.params, model_id, limit)
+    if scope.table != _MEMORY_TABLE:
+        select = f"{scope.column('id')}, {vector} <=> %s::vector AS distance, {scope.column('created_at')}, 0.0"
+        sql = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
+        return sql, (QUERY_VECTOR, *scope.params, model_id, limit)
+    select = (
+        f"{scope.column('id')} AS id, {vector} <=> %s::vector AS distance, {scope.column('created_at')} AS created_at,"
+        f" {vector} AS v, {scope.column('workspace_id')} AS w"
+    )
+    inner = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
+    sql = (
+        f"SELECT n.id, n.distance, n.created_at,"  # noqa: S608 (text of constants; values are bound)
+        f" CASE WHEN b.docs > 0 THEN 1 - (n.v <=> b.total::vector({int(dim)})) ELSE 0.0 END"
+        f" FROM ({inner}) AS n LEFT JOIN {_VECTOR_SUM_TABLE} AS b ON b.workspace_id = n.w AND b.model = %s"
+        f" ORDER BY n.distance ASC"
+    )
+    # The inner ``select`` binds first: the query vector, then the scope's, the condition's, the
+    # tail's; the join's model last.
+    return sql, (QUERY_VECTOR, *scope.params, model_id, limit, model_id)
 
 
 # --- the winners' rows -------------------------------------------------------------------------

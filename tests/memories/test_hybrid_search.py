@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from django.db import connection
@@ -198,11 +200,50 @@ def test_recall_context_applies_the_floor_but_keeps_pinned_records(tenancy: Tena
 
 
 def test_floor_answers_only_when_the_best_candidate_reaches_it() -> None:
-    from memories.search import DEFAULT_FLOOR, Floor
+    from memories.search import Floor
 
-    assert DEFAULT_FLOOR.keep({"a": 0.49, "b": 0.3}) == []
-    assert sorted(DEFAULT_FLOOR.keep({"a": 0.5, "b": 0.3, "c": 0.2})) == ["a", "b"]
+    single = Floor(0.5, 0.25)
+    assert single.keep({"a": 0.49, "b": 0.3}) == []
+    assert sorted(single.keep({"a": 0.5, "b": 0.3, "c": 0.2})) == ["a", "b"]
+    assert single.keep({"a": 0.49, "b": 0.3}, evidence=0.9) == [], "a single-signal floor ignores the evidence"
     assert Floor.strict(0.4).keep({"a": 0.9, "b": 0.39}) == ["a"]
+
+
+def test_the_default_floor_answers_on_the_rankers_evidence_summed() -> None:
+    """Joint: the best keyword coverage plus the best vector evidence must reach 0.34; then what
+    reaches relevance 0.25 is kept. Two weak signals together answer, either alone does not."""
+    from memories.search import DEFAULT_FLOOR, Candidate, Ranking, fuse
+
+    assert DEFAULT_FLOOR.joint
+    assert DEFAULT_FLOOR.keep_from == 0.25
+    assert DEFAULT_FLOOR.keep({"a": 0.9, "b": 0.3}, evidence=DEFAULT_FLOOR.answer_from - 0.01) == []
+    assert sorted(DEFAULT_FLOOR.keep({"a": 0.3, "b": 0.26, "c": 0.2}, evidence=DEFAULT_FLOOR.answer_from)) == ["a", "b"]
+
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    word, vector = uuid.uuid4(), uuid.uuid4()
+    keyword = Ranking([Candidate(word, 1.0, when, relevance=0.2)], 1.0)
+    # relevance 0.5 (its cosine) but evidence 0.16 (its cosine less its background)
+    dense = Ranking([Candidate(vector, 0.2, when, relevance=0.5, evidence=0.16)], 1.0)
+    assert {c.id for c in fuse([keyword, dense], 10, DEFAULT_FLOOR)} == {vector}  # 0.36: answered
+    assert fuse([dense], 10, DEFAULT_FLOOR) == []
+    assert fuse([keyword], 10, DEFAULT_FLOOR) == []
+
+
+def test_a_vector_matchs_evidence_discounts_its_background_and_its_relevance_does_not() -> None:
+    from memories.search import BACKGROUND_WEIGHT, Candidate, _scaled, cosine_scale
+
+    model = "use-multilingual-v3@512"
+    backend = cast(Any, SimpleNamespace(model_id=model))
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    [plain, typical] = _scaled(
+        ([0.0], backend), [Candidate(uuid.uuid4(), 0.25, when), Candidate(uuid.uuid4(), 0.25, when, background=0.6)]
+    )
+    scale = cosine_scale(model)
+    assert plain.relevance == typical.relevance == pytest.approx(scale.relevance(0.25))
+    assert plain.evidence == pytest.approx(scale.relevance(0.25))
+    assert typical.evidence == pytest.approx(scale.relevance(0.25 - BACKGROUND_WEIGHT * 0.6))
+    assert typical.evidence is not None
+    assert typical.evidence < plain.relevance
 
 
 def test_keyword_coverage_weighs_rare_words_and_the_share_of_terms() -> None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import Workspace
 from memories import search, services
-from memories.models import LiveCount, Memory, TermStat, live_count, project_live_counts
+from memories.models import LiveCount, Memory, TermStat, VectorSum, live_count, project_live_counts
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 
@@ -205,3 +205,100 @@ def test_stemmed_query_words_find_other_inflections(tenancy: Tenancy) -> None:
         1,
         2,
     ]
+
+
+def background_sums() -> dict[tuple[int, str], tuple[int, list[float]]]:
+    """What ``VectorSum`` says: (workspace, model) -> (records, summed vector)."""
+    return {(s.workspace_id, s.model): (s.docs, [float(x) for x in s.total]) for s in VectorSum.objects.all()}
+
+
+def background_truth() -> dict[tuple[int, str], tuple[int, list[float]]]:
+    """What it must say: the vectors of the live shared records, summed per workspace and model."""
+    out: dict[tuple[int, str], tuple[int, list[float]]] = {}
+    rows = Memory.objects.filter(
+        forgotten_at__isnull=True, visibility__in=["project", "org"], embedding__isnull=False
+    ).values_list("workspace_id", "embedding_model", "embedding")
+    for workspace_id, model, vector in rows:
+        assert model is not None
+        assert vector is not None
+        docs, total = out.get((workspace_id, model), (0, [0.0] * len(vector)))
+        out[(workspace_id, model)] = (docs + 1, [a + float(b) for a, b in zip(total, vector, strict=True)])
+    return out
+
+
+def assert_background_sums_are_true() -> None:
+    got, want = background_sums(), background_truth()
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+    for key, (_, total) in want.items():
+        assert max(abs(a - b) for a, b in zip(got[key][1], total, strict=True)) < 1e-4, key
+
+
+def test_background_sums_follow_every_kind_of_change(tenancy: Tenancy) -> None:
+    alice = Api(tenancy.alice.key)
+    ids = [
+        alice.ok_remember(content=f"the {w} service deploys on Fridays")["id"] for w in ("billing", "search", "auth")
+    ]
+    alice.ok_remember(content="a private draft about lunch", visibility="author")
+    alice.ok_remember(content="ops runbook: restart the broker", workspace="ops")
+    assert_background_sums_are_true()
+    default = Memory.objects.get(id=ids[0]).workspace_id
+    assert background_sums()[(default, "use-multilingual-v3@512")][0] == 3  # the draft is not counted
+
+    def version() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT xmin::text FROM memories_vectorsum WHERE workspace_id = %s", [default])
+            return str(cursor.fetchone()[0])
+
+    before = version()
+    Memory.objects.filter(id__in=ids).update(importance=0.9)  # nothing the sums count
+    assert version() == before, "an update that changes no counted column writes no sum"
+
+    assert alice.forget(memory_id=ids[0])[0] == 200
+    assert_background_sums_are_true()
+    vector = list(Memory.objects.get(id=ids[1]).embedding)
+    Memory.objects.filter(id=ids[1]).update(embedding=None)  # a vector not there yet
+    assert_background_sums_are_true()
+    Memory.objects.filter(id=ids[1]).update(embedding=vector)  # ... and arriving later
+    assert_background_sums_are_true()
+    Memory.objects.filter(id=ids[2]).update(visibility="author")
+    assert_background_sums_are_true()
+    ops = Workspace.objects.get(project=tenancy.alice.project, name="ops")
+    Memory.objects.filter(id=ids[1]).update(workspace=ops)
+    assert_background_sums_are_true()
+    Memory.objects.filter(project=tenancy.alice.project).delete()
+    assert not VectorSum.objects.exists()
+
+
+def test_the_dense_ranker_reads_each_records_background(tenancy: Tenancy) -> None:
+    """``background`` is the cosine of a record's vector with its workspace's sum (0 for a
+    workspace with nothing shared), computed in the dense ranker's statement."""
+    import numpy as np
+
+    from accounts.keys import resolve_key
+    from memories import selectors, vectors
+
+    alice = Api(tenancy.alice.key)
+    for text in ("the billing service deploys on Fridays", "auth tokens expire after an hour", "lunch is at noon"):
+        alice.ok_remember(content=text)
+    alice.ok_remember(content="a draft alone in its workspace", workspace="drafts", visibility="author")
+    principal = resolve_key(tenancy.alice.key)
+    assert principal is not None
+    scope = selectors.memory_queryset(principal=principal, workspace="*")
+    assert scope is not None
+    embedded = vectors.embed_query("when do we deploy billing")
+    assert embedded is not None
+    vector, backend = embedded
+    found = search.nearest(scope, vector, backend.model_id, 10)
+    assert len(found) == 4
+    rows: dict[object, Memory] = {m.id: m for m in Memory.objects.filter(id__in=[c.id for c in found])}
+    shared = [np.array(m.embedding) for m in rows.values() if m.visibility != "author"]
+    total = np.sum(shared, axis=0)
+    for c in found:
+        m = rows[c.id]
+        if m.visibility == "author":
+            assert c.background == 0.0  # its workspace has no shared record, so no background
+        else:
+            v = np.array(m.embedding)
+            want = float(v @ total / np.linalg.norm(v) / np.linalg.norm(total))
+            assert abs(c.background - want) < 1e-4
+            assert 0.0 < c.background < 1.0
