@@ -158,6 +158,34 @@ def test_a_query_about_nothing_stored_returns_no_results(tenancy: Tenancy) -> No
     assert api.search(query="telescope mirror grinding at home")["results"] == []
 
 
+# Small talk: records that resemble every query because they resemble each other.
+SMALL_TALK = [
+    "Tim: Wow! How did the game go?",
+    "John: Thanks, I just sort of made it up on the spot so I don't have a recipe.",
+    "Nate: I've had them for 3 years now and they bring me tons of joy!",
+    "Joanna: Wow, congrats! What game were you playing?",
+    "Tim: Sounds great! Being in the mountains is the best. What was your favorite part of it?",
+    "John: I've been playing professionally for just under a year now. It's been a wild ride.",
+    "Melanie: Flowers bring joy. They represent growth, beauty and reminding us to appreciate the small moments.",
+    "Caroline: I started playing acoustic guitar about five years ago; it's been a great way to express myself.",
+]
+
+
+def test_a_record_typical_of_its_workspace_does_not_answer_a_query_about_nothing_stored(tenancy: Tenancy) -> None:
+    """The cricket question's nearest record is small talk close enough to pass the single-signal
+    floor (relevance >= 0.5); discounted by its closeness to the rest of its workspace, it no
+    longer answers. A question about something stored still is."""
+    api = Api(tenancy.alice.key)
+    for text in SMALL_TALK:
+        api.ok_remember(content=text)
+    everything = api.search(query="What is the lbw rule in cricket?", min_score=0)["results"]
+    assert everything[0]["content"] == "Tim: Wow! How did the game go?"
+    assert everything[0]["score"] >= 0.5, "the floor before the background would have answered"
+    assert api.search(query="What is the lbw rule in cricket?")["results"] == []
+    answered = api.search(query="How long has Nate had his pets?")["results"]
+    assert answered[0]["content"].startswith("Nate: I've had them for 3 years")
+
+
 def test_min_score_zero_returns_everything_ranked(tenancy: Tenancy) -> None:
     api = Api(tenancy.alice.key)
     ids = remember_all(api)
