@@ -109,11 +109,12 @@ def _source_hash() -> str:
     import hashlib
     import inspect
 
-    from memories import search, sequence
+    from memories import search, sequence, sql
 
     text = (
         inspect.getsource(search)
         + inspect.getsource(sequence)
+        + inspect.getsource(sql.nearest_statement)  # the backgrounds
         + UNRELATED_PATH.read_text()
         + inspect.getsource(collect)
     )

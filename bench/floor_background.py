@@ -8,8 +8,11 @@ ranking code must be in ``bench/out``) with the shipped joint floor rule (``sear
 evidence being the scaled cosine less ``weight`` x the record's background, for several
 backgrounds:
 
-- ``workspace`` — the cosine with the sum of the workspace's records' vectors (shipped:
-  ``VectorSum``; recomputed here from the same vectors, and checked against the lists' own);
+- ``workspace`` — the cosine with the sum of the workspace's other records' vectors (shipped:
+  ``VectorSum`` less the record; recomputed here from the same vectors, and checked against the
+  lists' own);
+- ``workspace, record included`` — the cosine with the sum the record is part of (shipped until
+  the small-workspace check, ``bench/floor_small.py``);
 - ``project`` — the same over the whole project (LoCoMo's five conversations are one project);
 - ``neighbours`` — the mean cosine with the record's 10 nearest records of its workspace;
 - ``docs corpus`` — a fixed centre: this repository's ``docs/*.md`` sentences (technical English);
@@ -94,14 +97,17 @@ def main() -> None:
         "docs corpus": _unit(np.array(backend.embed_documents(_docs_sentences()), dtype=np.float32).mean(0)),
         "multilingual notes": _unit(vectors["multilingual"].mean(0)),
     }
-    for label in ("workspace", "project", "neighbours", *fixed):
+    for label in ("workspace", "workspace, record included", "project", "neighbours", *fixed):
         backgrounds[label] = {}
         for name in corpora:
             d, ws = vectors[name], workspaces[name]
             out = np.zeros(len(d))
             for w in set(ws):
                 idx = np.where(ws == w)[0]
-                if label == "workspace":
+                if label == "workspace" and len(idx) > 1:
+                    rest = d[idx].sum(0) - d[idx]  # each record's workspace without it
+                    out[idx] = (d[idx] * rest).sum(1) / np.linalg.norm(d[idx], axis=1) / np.linalg.norm(rest, axis=1)
+                elif label == "workspace, record included":
                     out[idx] = d[idx] @ _unit(d[idx].sum(0))
                 elif label == "project":
                     out[idx] = d[idx] @ _unit(d.sum(0))

@@ -1,5 +1,7 @@
-"""What keeping ``VectorSum`` costs a write: one record inserted, then forgotten, with the
-``mmw_vector_sums`` triggers enabled and disabled in alternating blocks on the same table.
+"""What ``VectorSum`` costs: a write (one record inserted, then forgotten, with the
+``mmw_vector_sums`` triggers enabled and disabled in alternating blocks on the same table), and a
+read (the dense ranker's statement with the background — the join and each candidate's cosine
+with its workspace's sum less itself — and without it, in alternating blocks).
 
     MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.vectorsum_cost [--records 400]
 
@@ -7,8 +9,10 @@ In process, on the bench database, into one workspace already holding ``--existi
 (USE-sized vectors): each sample is one transaction inserting one record with a vector
 (``Memory.objects.create``, every other trigger as shipped), or one ``UPDATE`` setting its
 ``forgotten_at`` (the subtract path). Blocks of 20 alternate between the two settings so the
-machine's noise hits both alike. Prints p50 / p95 per statement and setting and the difference.
-A benchmark, not a test; the triggers are enabled again whatever happens.
+machine's noise hits both alike. The read: ``search.nearest`` for 50 records of that workspace
+nearest a random vector; "without" is the same statement in the form session turns get (no
+join, background 0). Prints p50 / p95 per statement and setting and the difference. A benchmark,
+not a test; the triggers are enabled again whatever happens.
 """
 
 from __future__ import annotations
@@ -105,9 +109,14 @@ def main() -> None:
                 timed("forget", setting, forget_it)
     finally:
         set_triggers(True)
+    read_cost(tenant.api_key, vector, args.records, samples)
     rows = []
-    for statement in ("insert", "forget"):
-        on, off = summary_ms(samples[(statement, "triggers on")]), summary_ms(samples[(statement, "triggers off")])
+    for statement, with_, without in (
+        ("insert", "triggers on", "triggers off"),
+        ("forget", "triggers on", "triggers off"),
+        ("dense ranker (50 nearest)", "background", "no background"),
+    ):
+        on, off = summary_ms(samples[(statement, with_)]), summary_ms(samples[(statement, without)])
         rows.append(
             [
                 statement,
@@ -120,6 +129,36 @@ def main() -> None:
     print(
         f"\n{args.records} samples per cell, {args.existing} records in the workspace; blocks of {BLOCK} alternating."
     )
+
+
+def read_cost(
+    api_key: str, vector: Callable[[], list[float]], records: int, samples: dict[tuple[str, str], list[float]]
+) -> None:
+    """``records`` timings of the dense ranker's statement per setting, in alternating blocks."""
+    from accounts.keys import resolve_key
+    from memories import search, selectors, sql
+
+    principal = resolve_key(api_key)
+    assert principal is not None
+    scope = selectors.memory_queryset(principal=principal, workspace="default")
+    assert scope is not None
+    shipped = sql._MEMORY_TABLE
+    try:
+        for block in range(2 * records // BLOCK):
+            setting = "background" if block % 2 == 0 else "no background"
+            # The statement's form without the background is the one it takes for other tables.
+            sql._MEMORY_TABLE = shipped if setting == "background" else '"not memories"'
+            for _ in range(BLOCK):
+                query = vector()
+                started = time.perf_counter()
+                found = search.nearest(scope, query, "use-multilingual-v3@512", 50)
+                samples.setdefault(("dense ranker (50 nearest)", setting), []).append(
+                    (time.perf_counter() - started) * 1000
+                )
+                assert len(found) == 50
+                assert (setting == "background") == any(c.background for c in found)
+    finally:
+        sql._MEMORY_TABLE = shipped
 
 
 if __name__ == "__main__":

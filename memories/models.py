@@ -341,7 +341,8 @@ class VectorSum(models.Model):
     """The sum of the vectors of a workspace's shared live records, per embedding model: the
     direction of the workspace's *background*, what its records have in common.
 
-    ``search`` measures how much a record stands out from that background for a query
+    ``search`` measures how much a record stands out from that background — the sum less the
+    record itself, when it is counted (``sql.nearest_statement``) — for a query
     (``memories.search``, "the relevance floor" in docs/search.md): a record that resembles
     everything in its workspace (a "Thanks, sounds great!") is the nearest record to every
     query about nothing stored, and must not make such a query look answered. Only a direction

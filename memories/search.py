@@ -115,7 +115,8 @@ class Candidate:
     # How relevant the row is on an absolute 0..1 scale (``relevance``), comparable across
     # queries; the ranking's ``score`` is relative to the other candidates of one query.
     relevance: float = 0.0
-    # The dense ranker's: the row's cosine with its workspace's background (``sql.nearest_statement``).
+    # The dense ranker's: the row's cosine with its workspace's background, the row itself left out
+    # (``sql.nearest_statement``).
     background: float = 0.0
     # How strongly the row says the query has an answer here (0..1; None: its ``relevance``). For a
     # vector match, its cosine less ``BACKGROUND_WEIGHT`` x its background, scaled: a record close

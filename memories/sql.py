@@ -28,7 +28,7 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import QuerySet
 
-from memories.models import NOT_PRESENTED, Memory, VectorSum
+from memories.models import NOT_PRESENTED, Memory, VectorSum, Visibility
 
 TSQUERY = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
 SPELLED_TSQUERY = "%s::tsquery"
@@ -240,6 +240,12 @@ def _quoted_lexeme(lexeme: str) -> str:
 
 _MEMORY_TABLE = f'"{Memory._meta.db_table}"'
 _VECTOR_SUM_TABLE = f'"{VectorSum._meta.db_table}"'
+# Whether ``VectorSum`` counts a row of table ``t`` (with a vector of the sum's model): the
+# trigger's rule (migration 0014, ``_COUNTED``), live and shared.
+_IN_BACKGROUND = (
+    '{t}."forgotten_at" IS NULL AND {t}."visibility" IN '
+    f"('{Visibility.PROJECT.value}', '{Visibility.ORG.value}')"
+)
 
 # Stands for the query's vector in ``nearest_statement``'s SQL until the caller binds it.
 QUERY_VECTOR = "mmw:query-vector"
@@ -253,9 +259,12 @@ def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tupl
     planner uses it.
 
     ``background`` is a memory record's cosine with its workspace's background direction
-    (``VectorSum``: the sum of the shared records' vectors of that model), 0 when the workspace
-    has none or the table is not the records' (session turns): how much the record resembles
-    everything else, which the relevance floor discounts (``memories.search``)."""
+    (``VectorSum``: the sum of the shared records' vectors of that model) *without the record's
+    own vector* when the sum counts it: how much the record resembles everything else, which the
+    relevance floor discounts (``memories.search``). 0 when nothing else is summed (a workspace's
+    only shared record, a workspace of drafts) or the table is not the records' (session turns).
+    Leaving the record out matters in small workspaces: a sum of three vectors is a third the
+    record itself, which would discount a lone record's every match."""
     vector = f"({scope.column('embedding')})::vector({int(dim)})"
     if scope.table != _MEMORY_TABLE:
         select = f"{scope.column('id')}, {vector} <=> %s::vector AS distance, {scope.column('created_at')}, 0.0"
@@ -263,12 +272,14 @@ def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tupl
         return sql, (QUERY_VECTOR, *scope.params, model_id, limit)
     select = (
         f"{scope.column('id')} AS id, {vector} <=> %s::vector AS distance, {scope.column('created_at')} AS created_at,"
-        f" {vector} AS v, {scope.column('workspace_id')} AS w"
+        f" {vector} AS v, {scope.column('workspace_id')} AS w, ({_IN_BACKGROUND.format(t=scope.table)}) AS summed"
     )
     inner = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
+    total = f"b.total::vector({int(dim)})"
     sql = (
         f"SELECT n.id, n.distance, n.created_at,"  # noqa: S608 (text of constants; values are bound)
-        f" CASE WHEN b.docs > 0 THEN 1 - (n.v <=> b.total::vector({int(dim)})) ELSE 0.0 END"
+        f" CASE WHEN n.summed AND b.docs > 1 THEN 1 - (n.v <=> ({total} - n.v))"
+        f" WHEN NOT n.summed AND b.docs > 0 THEN 1 - (n.v <=> {total}) ELSE 0.0 END"
         f" FROM ({inner}) AS n LEFT JOIN {_VECTOR_SUM_TABLE} AS b ON b.workspace_id = n.w AND b.model = %s"
         f" ORDER BY n.distance ASC"
     )

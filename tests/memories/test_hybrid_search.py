@@ -159,31 +159,58 @@ def test_a_query_about_nothing_stored_returns_no_results(tenancy: Tenancy) -> No
 
 
 # Small talk: records that resemble every query because they resemble each other.
-SMALL_TALK = [
+# One session of a LoCoMo dev conversation (conv-43, session 28), as an uploader sends it: each
+# turn with its session as source_id and its place as position.
+SESSION = [
+    "Tim: Hey John, long time no talk. On Friday, I got great news - I'm finally in the study abroad program I applied for! Next month, I'm off to Ireland for a semester.",
+    "John: Congrats, Tim! That's amazing news. So, where are you going to stay?",
+    "Tim: Thanks! I'm gonna stay in Galway, it's great for its arts and Irish music. This place has such a vibrant atmosphere.",
+    "John: Awesome, Galway looks amazing! Is there anything in particular that you're keen to check out while you're there?",
+    "Tim: Yep! I'm so excited to explore the nature - it looks amazing!",
+    "John: Wow, great view! Have you visited any other places?",
+    "Tim: I want to visit The Cliffs of Moher. It has amazing ocean views and awesome cliffs.",
+    "John: Wow, that's awesome! I could stop by there after my season.",
+    "Tim: Cool, let me know if you're around!",
+    "John: Yep, I'll let you know. Oh, I held a benefit basketball game last week.",
     "Tim: Wow! How did the game go?",
-    "John: Thanks, I just sort of made it up on the spot so I don't have a recipe.",
-    "Nate: I've had them for 3 years now and they bring me tons of joy!",
-    "Joanna: Wow, congrats! What game were you playing?",
-    "Tim: Sounds great! Being in the mountains is the best. What was your favorite part of it?",
-    "John: I've been playing professionally for just under a year now. It's been a wild ride.",
-    "Melanie: Flowers bring joy. They represent growth, beauty and reminding us to appreciate the small moments.",
-    "Caroline: I started playing acoustic guitar about five years ago; it's been a great way to express myself.",
+    "John: The game turned out to be a total success! Lots of people showed up and had a great time, plus we were able to raise some money for charity.",
+    "Tim: Great job organizing the event. That's really making a difference!",
+    "John: Thanks! It's amazing how basketball brings people together and creates a positive impact!",
+    "Tim: You rock! Keep it up!",
+    "John: Thanks, Tim! It's awesome to see how sports can unite people. By the way, what book are you currently reading?",
+    "Tim: I'm currently reading a fantasy novel called \"The Name of the Wind\" by Patrick Rothfuss. It's really good!",
+    'John: "The Name of the Wind" sounds cool. I\'ll add it to my list. Thanks!',
+    "Tim: I hope you enjoy it! Let me know your thoughts.",
+    "John: Will do! Thanks for the recommendation!",
+    "Tim: No problem. Talk to you soon!",
 ]
 
 
 def test_a_record_typical_of_its_workspace_does_not_answer_a_query_about_nothing_stored(tenancy: Tenancy) -> None:
-    """The cricket question's nearest record is small talk close enough to pass the single-signal
-    floor (relevance >= 0.5); discounted by its closeness to the rest of its workspace, it no
-    longer answers. A question about something stored still is."""
+    """The cricket question's nearest turn is small talk ("How did the game go?") close enough to
+    pass the joint floor on its cosine alone; discounted by its closeness to the rest of its
+    workspace, it no longer answers. A question about something said still is."""
     api = Api(tenancy.alice.key)
-    for text in SMALL_TALK:
-        api.ok_remember(content=text)
+    for position, text in enumerate(SESSION):
+        api.ok_remember(content=text, source_id="conv-43/session-28", position=position)
     everything = api.search(query="What is the lbw rule in cricket?", min_score=0)["results"]
     assert everything[0]["content"] == "Tim: Wow! How did the game go?"
-    assert everything[0]["score"] >= 0.5, "the floor before the background would have answered"
+    assert everything[0]["score"] >= search.DEFAULT_FLOOR.answer_from, "without the background it would answer"
     assert api.search(query="What is the lbw rule in cricket?")["results"] == []
-    answered = api.search(query="How long has Nate had his pets?")["results"]
-    assert answered[0]["content"].startswith("Nate: I've had them for 3 years")
+    answered = api.search(query="Where will Tim stay during his semester in Ireland?")["results"]
+    assert any(r["content"].startswith("Tim: Thanks! I'm gonna stay in Galway") for r in answered[:3])
+
+
+def test_a_lone_record_answers_a_query_in_another_language(tenancy: Tenancy) -> None:
+    """A workspace's only record is its whole background: measured against itself it would
+    discount every vector match (this French fact would not answer its English question, cosine
+    0.24). Its background leaves it out, so it answers; an unrelated query still gets nothing."""
+    api = Api(tenancy.alice.key)
+    fact = "L'équipe Plateforme, dirigée par Olga Petrova, est responsable de Kubernetes et de la CI."
+    record = api.ok_remember(content=fact, workspace="platform")
+    answered = api.search(query="who leads the platform team", workspace="platform")["results"]
+    assert [r["id"] for r in answered] == [record["id"]]
+    assert api.search(query="What is the lbw rule in cricket?", workspace="platform")["results"] == []
 
 
 def test_min_score_zero_returns_everything_ranked(tenancy: Tenancy) -> None:

@@ -270,8 +270,10 @@ def test_background_sums_follow_every_kind_of_change(tenancy: Tenancy) -> None:
 
 
 def test_the_dense_ranker_reads_each_records_background(tenancy: Tenancy) -> None:
-    """``background`` is the cosine of a record's vector with its workspace's sum (0 for a
-    workspace with nothing shared), computed in the dense ranker's statement."""
+    """``background`` is the cosine of a record's vector with its workspace's sum less the record
+    itself when the sum counts it (a draft is not counted, so it meets the whole sum), 0 when
+    nothing else is summed (a lone shared record, a workspace of drafts); computed in the dense
+    ranker's statement."""
     import numpy as np
 
     from accounts.keys import resolve_key
@@ -280,7 +282,9 @@ def test_the_dense_ranker_reads_each_records_background(tenancy: Tenancy) -> Non
     alice = Api(tenancy.alice.key)
     for text in ("the billing service deploys on Fridays", "auth tokens expire after an hour", "lunch is at noon"):
         alice.ok_remember(content=text)
+    alice.ok_remember(content="a draft beside the shared records", visibility="author")
     alice.ok_remember(content="a draft alone in its workspace", workspace="drafts", visibility="author")
+    alice.ok_remember(content="the only shared record of its workspace", workspace="solo")
     principal = resolve_key(tenancy.alice.key)
     assert principal is not None
     scope = selectors.memory_queryset(principal=principal, workspace="*")
@@ -289,16 +293,25 @@ def test_the_dense_ranker_reads_each_records_background(tenancy: Tenancy) -> Non
     assert embedded is not None
     vector, backend = embedded
     found = search.nearest(scope, vector, backend.model_id, 10)
-    assert len(found) == 4
-    rows: dict[object, Memory] = {m.id: m for m in Memory.objects.filter(id__in=[c.id for c in found])}
-    shared = [np.array(m.embedding) for m in rows.values() if m.visibility != "author"]
-    total = np.sum(shared, axis=0)
+    assert len(found) == 6
+    rows: dict[object, Memory] = {
+        m.id: m for m in Memory.objects.select_related("workspace").filter(id__in=[c.id for c in found])
+    }
+    default = [m for m in rows.values() if m.workspace.name == "default"]
+    total = np.sum([np.array(m.embedding) for m in default if m.visibility != "author"], axis=0)
+
+    def cosine(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+    checked = 0
     for c in found:
         m = rows[c.id]
-        if m.visibility == "author":
-            assert c.background == 0.0  # its workspace has no shared record, so no background
-        else:
-            v = np.array(m.embedding)
-            want = float(v @ total / np.linalg.norm(v) / np.linalg.norm(total))
-            assert abs(c.background - want) < 1e-4
-            assert 0.0 < c.background < 1.0
+        v = np.array(m.embedding)
+        if m.workspace.name != "default":
+            assert c.background == 0.0  # nothing else shared in its workspace: no background
+            continue
+        want = cosine(v, total) if m.visibility == "author" else cosine(v, total - v)
+        assert abs(c.background - want) < 1e-4
+        assert 0.0 < c.background < 1.0
+        checked += 1
+    assert checked == 4
