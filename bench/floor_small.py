@@ -108,7 +108,7 @@ def measure(data: retrieval.Dataset, extra: list[retrieval.Query], backend_name:
     scale = search.cosine_scale(backend.model_id)
     result: dict[str, Any] = {"workspaces": len(data.workspaces()), "questions": len(data.queries), "drift": drift}
     for rule in RULES:
-        weight = 0.0 if rule == "no background" else None
+        weight = 0.0 if rule == "no background" else search.background_weight(backend.model_id)
         rule_floor = search.NO_FLOOR if rule == "none" else search.DEFAULT_FLOOR
 
         def rows(qid: str, rule: str = rule) -> list[floor.Row]:
@@ -136,6 +136,9 @@ def main() -> None:
     parser.add_argument("--locomo", default="10,30,100", help="workspace sizes for LoCoMo (2 conversations)")
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
+    from django.conf import settings
+
+    settings.MMW_EMBEDDING_BACKEND = args.backend  # queries embedded by the model the records were
     plan = [("multilingual", k) for k in _sizes(args.multilingual)] + [("locomo", k) for k in _sizes(args.locomo)]
     bases = {"multilingual": retrieval.multilingual(), "locomo": retrieval.locomo(2)}
     out: list[dict[str, Any]] = []

@@ -90,7 +90,8 @@ MAX_SPELLED = 64
 KEYWORD_IDF_SHARE = 0.5
 # Per embedding model: the cosines mapped to relevance 0 and 1 (linear between, clamped). Keyed
 # by model id; other models use MMW_SEARCH_COSINE_SCALE (a pair) or DEFAULT_COSINE_SCALE.
-# DEFAULT_FLOOR and BACKGROUND_WEIGHT are calibrated on USE's scale (docs/search.md).
+# DEFAULT_FLOOR and BACKGROUND_WEIGHT are calibrated on USE's scale (docs/search.md); other models
+# get no background discount (``background_weight``).
 COSINE_SCALES: dict[str, tuple[float, float]] = {
     "use-multilingual-v3@512": (0.09, 0.29),
     "multilingual-e5-small-q4@384": (0.7, 0.9),
@@ -168,8 +169,19 @@ NO_FLOOR = Floor(0.0, 0.0)
 # relevance 0.25. Calibrated with `bench.floor` (docs/search.md, "The relevance floor").
 DEFAULT_FLOOR = Floor(0.34, 0.25, joint=True)
 # How much of a record's cosine with its workspace's background (``VectorSum``) a vector match's
-# evidence discounts (``Candidate.evidence``). Calibrated with the floor.
+# evidence discounts (``Candidate.evidence``), for USE. Calibrated with the floor.
 BACKGROUND_WEIGHT = 0.15
+# The models whose background is discounted, with the floor calibrated for them. Any other model
+# is not discounted (evidence = relevance): a cosine offset means nothing across models — e5's
+# vectors share a common direction, so its records' backgrounds sit near 0.9 and USE's weight
+# would cost every e5 match 0.67 of evidence (``background_weight``).
+BACKGROUND_CALIBRATED = frozenset({"use-multilingual-v3@512"})
+
+
+def background_weight(model_id: str) -> float:
+    """How much of a record's background a ``model_id`` vector match's evidence discounts:
+    ``BACKGROUND_WEIGHT`` for a model in ``BACKGROUND_CALIBRATED``, else 0."""
+    return BACKGROUND_WEIGHT if model_id in BACKGROUND_CALIBRATED else 0.0
 
 
 @dataclass(frozen=True)
@@ -617,16 +629,17 @@ def _nearest_here(scope: sql.Scope, embedded: Embedded, planned: NearestQuery | 
 
 def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:
     """``found`` with each hit's relevance on the cosine scale of the model that embedded the
-    query, and its evidence: the same scale over its cosine less ``BACKGROUND_WEIGHT`` x its
-    background (``Candidate.evidence``)."""
+    query, and its evidence: the same scale over its cosine less the model's
+    ``background_weight`` x its background (``Candidate.evidence``)."""
     if embedded is None:
         return found
     scale = cosine_scale(embedded[1].model_id)
+    weight = background_weight(embedded[1].model_id)
     return [
         replace(
             c,
             relevance=scale.relevance(c.score),
-            evidence=scale.relevance(c.score - BACKGROUND_WEIGHT * c.background),
+            evidence=scale.relevance(c.score - weight * c.background),
         )
         for c in found
     ]

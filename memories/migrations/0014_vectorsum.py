@@ -8,8 +8,9 @@ vectors, a delete subtracts the old rows', an update subtracts then adds only th
 vector, model, workspace, visibility or forgetting changed (a vector arriving after the insert,
 a forget, a move to another workspace), so the many updates that touch none of them (access
 times, statuses) write nothing. The rows of one statement's (workspace, model) groups are taken
-in sorted order, so concurrent writers cannot deadlock on them; a group that reaches 0 records is
-dropped. Existing records are summed once here (one scan of the table).
+in sorted order within each phase; an update subtracts, then adds, so two updates moving records
+between the same groups in opposite directions can deadlock (docs/search.md). A group that
+reaches 0 records is dropped. Existing records are summed once here (one scan of the table).
 """
 
 import pgvector.django

@@ -301,6 +301,23 @@ def test_a_vector_matchs_evidence_discounts_its_background_and_its_relevance_doe
     assert typical.evidence < plain.relevance
 
 
+def test_a_model_without_a_calibrated_background_weight_is_not_discounted() -> None:
+    """e5's vectors share a common direction (its backgrounds sit near 0.9): USE's weight on its
+    scale (0.7..0.9) would take 0.67 of every match's evidence, so an uncalibrated model's
+    evidence is its relevance."""
+    from memories.search import Candidate, _scaled, background_weight, cosine_scale
+
+    model = "multilingual-e5-small-q4@384"
+    assert background_weight(model) == 0.0
+    backend = cast(Any, SimpleNamespace(model_id=model))
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    [match] = _scaled(([0.0], backend), [Candidate(uuid.uuid4(), 0.82, when, background=0.89)])
+    assert match.relevance == pytest.approx(cosine_scale(model).relevance(0.82))
+    assert match.evidence == pytest.approx(match.relevance)
+    assert match.evidence is not None
+    assert match.evidence > search.DEFAULT_FLOOR.answer_from  # a cross-lingual e5 match still answers
+
+
 def test_keyword_coverage_weighs_rare_words_and_the_share_of_terms() -> None:
     from memories.search import coverage
 
