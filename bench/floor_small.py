@@ -18,7 +18,8 @@ replayed with the real ``search.Floor`` (``floor.kept``) under four rules, in th
   2026-12-04 afternoon), recomputed from the same vectors;
 - ``no background`` — the same floor, background weight 0.
 
-The lists' SQL backgrounds are checked against a numpy recomputation (largest difference logged).
+The lists' SQL backgrounds are checked against a numpy recomputation (largest difference logged,
+with the median background of the records).
 A benchmark, not a test: prints a table, writes ``bench/out/floor-small.json``.
 """
 
@@ -106,7 +107,12 @@ def measure(data: retrieval.Dataset, extra: list[retrieval.Query], backend_name:
         (abs(bg - without[k]) for rows in lists.values() for k, _, cos, bg in rows if cos is not None), default=0.0
     )
     scale = search.cosine_scale(backend.model_id)
-    result: dict[str, Any] = {"workspaces": len(data.workspaces()), "questions": len(data.queries), "drift": drift}
+    result: dict[str, Any] = {
+        "workspaces": len(data.workspaces()),
+        "questions": len(data.queries),
+        "drift": drift,
+        "background median": round(float(np.median(list(without.values()))), 3),
+    }
     for rule in RULES:
         weight = 0.0 if rule == "no background" else search.background_weight(backend.model_id)
         rule_floor = search.NO_FLOOR if rule == "none" else search.DEFAULT_FLOOR
@@ -149,6 +155,7 @@ def main() -> None:
             result = measure(data, extra, args.backend)
         log(
             f"floor_small: {name} k={k}: {result['questions']} questions, {len(extra)} unrelated, {took():.0f}s,"
+            f" median background {result['background median']:.3f},"
             f" largest SQL/numpy background difference {result['drift']:.1e}"
         )
         out.append({"corpus": name, "k": k, **result})
