@@ -54,6 +54,20 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return out
 
 
+def workspace_background(d: np.ndarray, *, record_included: bool = False) -> np.ndarray:
+    """Each row of ``d`` (one workspace's vectors): its cosine with the sum of the others, as
+    ``sql.nearest_statement`` computes it (0 for a lone row), or with the sum it is part of."""
+    total = d.sum(0)
+    if record_included:
+        out: np.ndarray = d @ _unit(total) / np.linalg.norm(d, axis=1)
+        return out
+    if len(d) < 2:
+        return np.zeros(len(d))
+    rest = total - d
+    out = (d * rest).sum(1) / np.linalg.norm(d, axis=1) / np.linalg.norm(rest, axis=1)
+    return out
+
+
 def _docs_sentences() -> list[str]:
     texts = []
     for path in sorted((Path(__file__).resolve().parent.parent / "docs").glob("*.md")):
@@ -104,11 +118,8 @@ def main() -> None:
             out = np.zeros(len(d))
             for w in set(ws):
                 idx = np.where(ws == w)[0]
-                if label == "workspace" and len(idx) > 1:
-                    rest = d[idx].sum(0) - d[idx]  # each record's workspace without it
-                    out[idx] = (d[idx] * rest).sum(1) / np.linalg.norm(d[idx], axis=1) / np.linalg.norm(rest, axis=1)
-                elif label == "workspace, record included":
-                    out[idx] = d[idx] @ _unit(d[idx].sum(0))
+                if label.startswith("workspace"):
+                    out[idx] = workspace_background(d[idx], record_included=label != "workspace")
                 elif label == "project":
                     out[idx] = d[idx] @ _unit(d.sum(0))
                 elif label == "neighbours":

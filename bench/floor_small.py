@@ -42,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import common, floor, retrieval
+from bench import common, floor, floor_background, retrieval
 from bench.common import log, markdown_table
 
 UNRELATED_WORKSPACES = 12
@@ -83,13 +83,13 @@ def backgrounds(data: retrieval.Dataset, vectors: np.ndarray) -> tuple[dict[str,
     within: dict[str, float] = {}
     for w in set(spaces):
         idx = np.where(spaces == w)[0]
-        total = vectors[idx].sum(0)
-        for i in idx:
-            v = vectors[i]
-            rest = total - v
-            key = data.docs[i].key
-            without[key] = float(v @ rest / np.linalg.norm(v) / np.linalg.norm(rest)) if len(idx) > 1 else 0.0
-            within[key] = float(v @ total / np.linalg.norm(v) / np.linalg.norm(total))
+        keys = [data.docs[i].key for i in idx]
+        without.update(zip(keys, map(float, floor_background.workspace_background(vectors[idx])), strict=True))
+        within.update(
+            zip(
+                keys, map(float, floor_background.workspace_background(vectors[idx], record_included=True)), strict=True
+            )
+        )
     return without, within
 
 

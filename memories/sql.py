@@ -240,12 +240,14 @@ def _quoted_lexeme(lexeme: str) -> str:
 
 _MEMORY_TABLE = f'"{Memory._meta.db_table}"'
 _VECTOR_SUM_TABLE = f'"{VectorSum._meta.db_table}"'
-# Whether ``VectorSum`` counts a row of table ``t`` (with a vector of the sum's model): the
-# trigger's rule (migration 0014, ``_COUNTED``), live and shared.
-_IN_BACKGROUND = (
-    '{t}."forgotten_at" IS NULL AND {t}."visibility" IN '
-    f"('{Visibility.PROJECT.value}', '{Visibility.ORG.value}')"
-)
+_SHARED = f"('{Visibility.PROJECT.value}', '{Visibility.ORG.value}')"
+
+
+def _in_background(scope: Scope) -> str:
+    """Whether ``VectorSum`` counts a row of ``scope`` (with a vector of the sum's model): the
+    trigger's rule (migration 0014, ``_COUNTED``), live and shared."""
+    return f"{scope.column('forgotten_at')} IS NULL AND {scope.column('visibility')} IN {_SHARED}"
+
 
 # Stands for the query's vector in ``nearest_statement``'s SQL until the caller binds it.
 QUERY_VECTOR = "mmw:query-vector"
@@ -272,7 +274,7 @@ def nearest_statement(scope: Scope, model_id: str, dim: int, limit: int) -> tupl
         return sql, (QUERY_VECTOR, *scope.params, model_id, limit)
     select = (
         f"{scope.column('id')} AS id, {vector} <=> %s::vector AS distance, {scope.column('created_at')} AS created_at,"
-        f" {vector} AS v, {scope.column('workspace_id')} AS w, ({_IN_BACKGROUND.format(t=scope.table)}) AS summed"
+        f" {vector} AS v, {scope.column('workspace_id')} AS w, ({_in_background(scope)}) AS summed"
     )
     inner = scope.rows(select, f"{scope.column('embedding_model')} = %s", "ORDER BY distance ASC LIMIT %s")
     total = f"b.total::vector({int(dim)})"

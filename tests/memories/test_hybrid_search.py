@@ -158,9 +158,9 @@ def test_a_query_about_nothing_stored_returns_no_results(tenancy: Tenancy) -> No
     assert api.search(query="telescope mirror grinding at home")["results"] == []
 
 
-# Small talk: records that resemble every query because they resemble each other.
-# One session of a LoCoMo dev conversation (conv-43, session 28), as an uploader sends it: each
-# turn with its session as source_id and its place as position.
+# Small talk that resembles every query because it resembles the rest: one session of a LoCoMo dev
+# conversation (conv-43, session 28), as an uploader sends it: each turn with its session as
+# source_id and its place as position.
 SESSION = [
     "Tim: Hey John, long time no talk. On Friday, I got great news - I'm finally in the study abroad program I applied for! Next month, I'm off to Ireland for a semester.",
     "John: Congrats, Tim! That's amazing news. So, where are you going to stay?",
