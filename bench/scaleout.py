@@ -171,7 +171,8 @@ class Deployment:
             with (common.OUT_DIR / f"scaleout-worker{i}.log").open("wb") as logfile:
                 self.others.append(
                     subprocess.Popen(
-                        [*celery, "worker", "--loglevel=INFO", "--concurrency=1", "-n", f"w{i}@%h"],
+                        [*celery, "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "celery,imports",
+                         "-n", f"w{i}@%h"],
                         cwd=common.ROOT, env=worker_env, stdout=logfile, stderr=subprocess.STDOUT,
                     )
                 )  # fmt: skip

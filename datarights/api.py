@@ -1,9 +1,8 @@
-"""REST: ``GET /api/v1/export`` and ``POST /api/v1/import`` (docs/reference/export.md). Parse,
+"""REST: ``GET /api/v1/export``, ``POST /api/v1/import`` and ``GET /api/v1/import/<id>``
+(docs/reference/export.md). Parse,
 call, format: what a key may export or import is decided by ``datarights.export`` / ``restore``."""
 
 from __future__ import annotations
-
-import io
 
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -11,7 +10,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from datarights import export, restore
+from datarights import export, presenters
+from datarights.models import ImportJob
+from datarights.restore import jobs
 from memories.api.views import ApiView, principal_of
 from mmw import streaming
 from mmw.errors import InvalidInput
@@ -37,9 +38,34 @@ class ExportView(ApiView):
 @extend_schema(exclude=True)
 class ImportView(ApiView):
     def post(self, request: Request) -> Response:
-        raw = request._request.body
-        report = restore.import_for_key(principal=principal_of(request), stream=io.BytesIO(raw))
-        return Response({"imported": True, **report.as_dict()})
+        """A small file is imported at once (200 with the report, or its error); a larger one, or
+        any with ``Prefer: respond-async``, is queued (202, ``Location`` of the job)."""
+        run_async = "respond-async" in request.headers.get("Prefer", "").lower()
+        job = jobs.import_start(principal=principal_of(request), upload=request._request.body, run_async=run_async)
+        return job_response(job)
+
+
+@extend_schema(exclude=True)
+class ImportJobView(ApiView):
+    def get(self, request: Request, job_id: str) -> Response:
+        return Response(
+            {"import": presenters.import_job(jobs.import_job_get(principal=principal_of(request), job_id=job_id))}
+        )
+
+
+def job_response(job: ImportJob) -> Response:
+    """An inline job answers as the import did (its report, or its error with its status); a
+    queued one 202 with where to follow it."""
+    shown = presenters.import_job(job)
+    if job.status == ImportJob.Status.SUCCEEDED:
+        return Response({"imported": True, **(job.report or {}), "import": shown})
+    if job.status == ImportJob.Status.FAILED:
+        error = job.error or {}
+        return Response(
+            {"error": {"code": error.get("code"), "message": error.get("message")}, "import": shown},
+            status=int(error.get("status") or 400),
+        )
+    return Response({"imported": False, "import": shown}, status=202, headers={"Location": shown["url"]})
 
 
 def export_response(scope: export.ExportScope) -> StreamingHttpResponse:

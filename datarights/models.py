@@ -124,3 +124,48 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} → {self.endpoint_id} ({self.status})"
+
+
+class ImportJob(models.Model):
+    """One import into a project by a member (``POST /api/v1/import``, the dashboard's Data page):
+    its upload (kept until it has run), its progress, and its outcome (docs/export-format.md,
+    "Importing"). A small file is imported inside the request; a large one by the ``imports``
+    worker, and the job is how the caller follows it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        SUCCEEDED = "succeeded", "succeeded"
+        FAILED = "failed", "failed"
+
+    class Via(models.TextChoices):
+        API = "api", "API"
+        DASHBOARD = "dashboard", "dashboard"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    api_key = models.ForeignKey("accounts.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    via = models.CharField(max_length=16, choices=Via.choices)
+    ledger_allowed = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    upload = models.BinaryField(null=True, blank=True)  # the file as sent; cleared once the job has run
+    upload_bytes = models.PositiveIntegerField(default=0)
+    lines = models.PositiveIntegerField(default=0)  # progress: lines read so far
+    bytes_read = models.BigIntegerField(default=0)  # progress: decompressed bytes read so far
+    report = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)  # {"code", "message", "status"}
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "-created_at"], name="import_job_project")]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} into {self.project_id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)

@@ -13,4 +13,6 @@ urlpatterns = [
     path("a/<str:tenant_id>/data/", views.account_data, name="account"),
     path("a/<str:tenant_id>/data/export", views.account_export, name="export"),
     path("p/<uuid:project_id>/webhooks/", views.project_webhooks, name="webhooks"),
+    path("p/<uuid:project_id>/import/", views.project_import, name="import"),
+    path("p/<uuid:project_id>/import/<uuid:job_id>", views.import_job_status, name="import-job"),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from datarights import deletion, webhooks
+from datarights.restore import jobs
 
 
 @shared_task(acks_late=True)
@@ -31,3 +32,11 @@ def scan_webhook_events() -> int:
 def deliver_webhooks() -> int:
     """Send due deliveries (a test event asks for it at once)."""
     return webhooks.deliver_due()
+
+
+@shared_task(acks_late=True)
+def run_import(job_id: str) -> str:
+    """Run one queued import job (``datarights.restore.jobs``) on the ``imports`` queue
+    (``CELERY_TASK_ROUTES``) and its own worker, so a
+    long import never holds a slot of the worker that embeds, archives and delivers."""
+    return jobs.import_job_run(job_id)

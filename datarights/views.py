@@ -1,5 +1,5 @@
 """The dashboard's "Data and deletion" pages: export (owners and admins), account deletion and its
-cancel (owners), deleting one's own user; and a project's webhooks. Parse, call, render."""
+cancel (owners), deleting one's own user; and a project's webhooks and imports. Parse, call, render."""
 
 from __future__ import annotations
 
@@ -11,16 +11,19 @@ from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.keys import Principal
 from accounts.models import Project, User
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
-from datarights import deletion, export, tasks, webhooks
+from datarights import deletion, export, presenters, tasks, webhooks
 from datarights.api import export_response
-from datarights.models import WebhookEndpoint
-from mmw.errors import Forbidden, MMWError
+from datarights.models import ImportJob, WebhookEndpoint
+from datarights.restore import jobs
+from mmw.boundary import BULK_BODY_BYTES
+from mmw.errors import Forbidden, InvalidInput, MMWError, PayloadTooLarge
 
 
 @login_required
@@ -181,3 +184,59 @@ def _int(value: str | None) -> int:
         return int(value or "")
     except ValueError:
         return 0
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_import(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Import an export file into this project (owners and admins): the upload, then the
+    project's latest imports with their progress (followed live while one runs)."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        if request.method == "POST":
+            job = _start_import(request, principal)
+            if job is not None:
+                return redirect("datarights:import", project_id=project.pk)
+        recent = jobs.import_jobs_of(principal=principal)
+    except MMWError as exc:
+        if isinstance(exc, Forbidden):
+            raise_as_http(exc)
+        flash_error(request, exc)
+        return redirect("datarights:import", project_id=project.pk)
+    return page(
+        request,
+        "datarights/import.html",
+        account=project.account,
+        membership=principal.membership,
+        project=project,
+        tab="import",
+        jobs=[presenters.import_job(j) for j in recent],
+        max_mb=BULK_BODY_BYTES // (1024 * 1024),
+    )
+
+
+def _start_import(request: HttpRequest, principal: Principal) -> ImportJob | None:
+    """The uploaded file as a job; its size is checked before it is read whole."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        flash_error(request, InvalidInput("choose an export file (.jsonl.gz) to import"))
+        return None
+    if upload.size is None or upload.size > BULK_BODY_BYTES:
+        flash_error(request, PayloadTooLarge(f"the file exceeds {BULK_BODY_BYTES // (1024 * 1024)} MB"))
+        return None
+    job = jobs.import_start(principal=principal, upload=upload.read(), run_async=True)
+    messages.success(request, "Import started; its progress is shown below.")
+    return job
+
+
+@login_required
+@require_GET
+def import_job_status(request: HttpRequest, project_id: uuid.UUID, job_id: uuid.UUID) -> HttpResponse:
+    """One import's row, polled while it runs."""
+    _, principal = selectors.project_for(user_of(request), project_id)
+    try:
+        job = jobs.import_job_get(principal=principal, job_id=str(job_id))
+    except MMWError as exc:
+        raise_as_http(exc)
+        raise
+    return render(request, "datarights/_import_job.html", {"job": presenters.import_job(job), "project_id": project_id})

@@ -54,8 +54,9 @@ def _screen(principal: Principal, values: dict[str, Any]) -> dict[str, Any]:
     return {**values, **clean}
 
 
-def _entry_fields(values: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """The checked columns of a new entry (product rules after the shape checks of ``parse``)."""
+def entry_fields(values: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The checked columns of a new entry (product rules after the shape checks of ``parse``);
+    ``ledger_record`` and an import's ledger lines both pass here."""
     kind = values["kind"]
     if kind not in inputs.KINDS:
         raise InvalidInput('kind must be "transaction" or "reminder"')
@@ -84,7 +85,7 @@ def _entry_fields(values: dict[str, Any], now: datetime) -> dict[str, Any]:
     return fields
 
 
-def _digest(fields: Mapping[str, Any]) -> str:
+def content_digest(fields: Mapping[str, Any]) -> str:
     """What makes two entries with one reference "the same content" (the time of a transaction
     left to its default is not part of it: a replay an hour later is still the same entry)."""
     same = {k: v for k, v in fields.items() if k not in ("reference", "occurred_at")}
@@ -97,9 +98,9 @@ def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     content answers the stored entry (``replayed``), other content is a 409."""
     values = parse(inputs.RECORD, payload)
     now = timezone.now()
-    fields = _entry_fields(_screen(principal, values), now)
+    fields = entry_fields(_screen(principal, values), now)
     admitted = begin_write(principal)
-    digest = _digest(fields)
+    digest = content_digest(fields)
     explicit_time = values["occurred_at"] is not None
     with transaction.atomic():
         if fields["reference"] is not None:
@@ -184,7 +185,7 @@ def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -
         )
         try:
             with transaction.atomic():
-                created = _insert(principal, fields, _digest(fields), reverses=original)
+                created = _insert(principal, fields, content_digest(fields), reverses=original)
         except IntegrityError:
             raise Conflict(ALREADY_REVERSED) from None
         _audit(principal, "ledger.reversed", created)
@@ -265,7 +266,7 @@ def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) 
         )
         try:
             with transaction.atomic():
-                digest = _digest({**fields, "completes": str(reminder.pk)})
+                digest = content_digest({**fields, "completes": str(reminder.pk)})
                 created = _insert(principal, fields, digest, keep_departments=reminder)
         except IntegrityError:
             raise Conflict(ALREADY_COMPLETED) from None

@@ -431,6 +431,30 @@ def parse(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[
     return values
 
 
+def check_bounds(params: tuple[Param, ...], values: Mapping[str, Any]) -> None:
+    """Refuse a parsed value outside its declared ``minimum``/``maximum`` or ``enum``
+    (``<name> must be between <min> and <max>``). ``parse`` leaves ranges to the services, which
+    check them in their documented order; paths with no order of their own (an import's lines)
+    call this right after ``parse``."""
+    for param in params:
+        value = values.get(param.name)
+        if value is None:
+            continue
+        if param.enum is not None and value not in param.enum:
+            raise InvalidInput(f"{param.name} must be one of {', '.join(param.enum)}")
+        if param.kind in ("number", "integer") and (
+            (param.minimum is not None and value < param.minimum)
+            or (param.maximum is not None and value > param.maximum)
+        ):
+            raise InvalidInput(f"{param.name} must be between {_number(param.minimum)} and {_number(param.maximum)}")
+
+
+def _number(bound: float | None) -> str:
+    if bound is None:
+        return "any"
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
+
+
 def _bounded(param: Param, value: Any) -> Any:
     """``value`` if it is within ``param``'s bounds (docs/reliability.md, "Input bounds"); never altered."""
     if param.kind == "number":

@@ -196,7 +196,7 @@ class _Writer:
 
     def parse(self, payload: Mapping[str, Any] | None) -> RememberInput:
         data = RememberInput(**inputs.parse(inputs.REMEMBER, payload))
-        _check_fields(data)
+        check_fields(data)
         return data
 
     # --- staging ---------------------------------------------------------------------------
@@ -477,7 +477,8 @@ def _item_key(raw: Any) -> str | None:
     return key
 
 
-def _check_fields(data: RememberInput) -> None:
+def check_fields(data: RememberInput) -> None:
+    """The product rules of one record after ``inputs.parse`` (remember, batch and import)."""
     if not data.content.strip():
         raise InvalidInput("content must not be empty")
     if not data.workspace.strip() or not data.scope.strip():

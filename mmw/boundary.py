@@ -391,3 +391,43 @@ def _rpc_id(surface: str, body: bytes) -> Any:
         return None
     value = parsed.get("id") if isinstance(parsed, dict) else None
     return value if isinstance(value, str | int) else None
+
+
+# Pages (the dashboard, the admin, sign-in) take form posts and one file upload (an import, at most
+# BULK_BODY_BYTES); Django would spool any body to disk whole before a view could look at it.
+PAGE_BODY_BYTES = BULK_BODY_BYTES + 256 * 1024
+
+
+def bounded_pages(app: ASGIApp, limit: int = PAGE_BODY_BYTES) -> ASGIApp:
+    """``app`` with every request body bounded to ``limit`` bytes while it is read: an announced
+    larger body is answered 413 at once (plain text: a browser shows it); a streamed one that
+    grows past it is cut (the app sees the client gone and answers nothing)."""
+
+    async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                body = f"request body exceeds {limit // (1024 * 1024)} MB\n".encode()
+                headers = [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 413, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+        size = 0
+
+        async def counted() -> Message:
+            nonlocal size
+            message = await receive()
+            if message["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if size > limit:
+                    return {"type": "http.disconnect"}
+            return message
+
+        await app(scope, counted, send)
+
+    return bounded

@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 
 from memories.mcp.endpoint import MCP_PATH, McpEndpoint
-from mmw.boundary import Boundary
+from mmw.boundary import Boundary, bounded_pages
 from oauth import endpoints as oauth_endpoints
 
 Scope = MutableMapping[str, Any]
@@ -34,6 +34,7 @@ def build_application(django_app: Any) -> ASGIApp:
     """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest."""
     mcp = McpEndpoint()
     oauth = oauth_endpoints.build_router()
+    pages = bounded_pages(django_app)
 
     async def route(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -47,7 +48,10 @@ def build_application(django_app: Any) -> ASGIApp:
             # boundary's JSON-only contract, bounded by their own body limits.
             await oauth(scope, receive, send)
             return
-        await django_app(scope, receive, send)
+        if surface_of(scope.get("path", "")) == "api":
+            await django_app(scope, receive, send)  # bounded by the Boundary below
+            return
+        await pages(scope, receive, send)
 
     return Boundary(
         route,

@@ -85,7 +85,7 @@ class CeleryWorker:
         }
         command = [
             sys.executable, "-m", "celery", "-A", "mmw", "worker",
-            "--loglevel=INFO", "--pool=prefork", "--concurrency=2",
+            "--loglevel=INFO", "--pool=prefork", "--concurrency=2", "-Q", "celery,imports",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-n", f"mmw-test-{uuid.uuid4().hex[:8]}@%h",
         ]  # fmt: skip

@@ -163,7 +163,7 @@ def _one_turn(
         return _item_error(index, position, conflict)
     if len(rows) >= room:
         return _item_error(index, position, Forbidden(TURN_LIMIT_TEXT, code="limit_exceeded"))
-    content, withheld, redactions = _screen_turn(principal, values["content"])
+    content, withheld, redactions = screen_turn(values["content"], secrets_mode=principal.project.guard_secrets_mode)
     rows.append(
         Turn(
             session=target,
@@ -184,10 +184,11 @@ def _one_turn(
     return answer
 
 
-def _screen_turn(principal: Principal, content: str) -> tuple[str, str | None, list[str]]:
-    """Memory Guard over a turn: secrets redacted; a refusal keeps a stub naming the reason."""
+def screen_turn(content: str, *, secrets_mode: str) -> tuple[str, str | None, list[str]]:
+    """Memory Guard over a turn: ``(text, withheld reason or None, redacted rule ids)`` — secrets
+    redacted; a refusal keeps a stub naming the reason (uploads and imports alike)."""
     try:
-        result = guard.screen_text(content, field="content", secrets_mode=principal.project.guard_secrets_mode)
+        result = guard.screen_text(content, field="content", secrets_mode=secrets_mode)
     except guard.GuardRejection as exc:
         reason = exc.reason[:150]
         return presenters.WITHHELD.format(reason=reason), reason, []

@@ -190,6 +190,9 @@ REDIS_URL = env_str("REDIS_URL", "")
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL) or embedded_redis.broker_url(DATA_DIR)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
+# A member's import can run for minutes: it has a queue and a worker of its own (``serve``), so
+# it never holds a slot of the worker that embeds, archives and delivers webhooks.
+CELERY_TASK_ROUTES = {"datarights.tasks.run_import": {"queue": "imports"}}
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -230,6 +233,10 @@ MMW_MAX_MEMORIES_PER_TENANT = env_int("MMW_MAX_MEMORIES_PER_TENANT", 5_000_000, 
 # --- Data rights (docs/data.md): how long a deleted account and forgotten records' content are kept.
 MMW_DELETION_RETENTION_DAYS = env_int("MMW_DELETION_RETENTION_DAYS", 30, minimum=0)
 MMW_FORGOTTEN_RETENTION_DAYS = env_int("MMW_FORGOTTEN_RETENTION_DAYS", 30, minimum=0)
+# Imports (docs/export-format.md, "Bounds"): what one member's import may cost, bounded while reading.
+MMW_IMPORT_MAX_BYTES = env_int("MMW_IMPORT_MAX_BYTES", 256 * 1024 * 1024, minimum=1024)  # decompressed
+MMW_IMPORT_MAX_LINES = env_int("MMW_IMPORT_MAX_LINES", 1_000_000, minimum=1)
+MMW_IMPORT_MAX_SECONDS = env_float("MMW_IMPORT_MAX_SECONDS", 1800.0, minimum=1.0)
 # Webhooks (docs/webhooks.md): https to public addresses only, unless the operator allows plain
 # http or lists networks (CIDR) that may be reached even though private, loopback or link-local.
 MMW_WEBHOOK_ALLOW_HTTP = env_bool("MMW_WEBHOOK_ALLOW_HTTP", False)

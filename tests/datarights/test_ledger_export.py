@@ -18,9 +18,10 @@ from accounts.models import ALL_SCOPES, AuditEvent
 from datarights import format as fmt
 from datarights import restore
 from datarights.models import AuthorLabel
+from datarights.restore import jobs
 from ledger import services
 from ledger.models import Entry, ReminderNotice
-from mmw.errors import Forbidden, InvalidInput
+from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
 from tests.datarights.test_export_import import body, key_export, lines_of, operator_export
 from tests.factories import issue_key
@@ -136,7 +137,9 @@ def test_a_bad_amount_in_a_file_is_refused_with_its_line(tenancy: Tenancy) -> No
         if line.get("id") == ids["fee"]:
             line["amount"] = -1.234
     edited = "".join(fmt.dumps(line) for line in changed).encode()
-    with pytest.raises(InvalidInput, match=r"^line \d+: amount and currency must be strings$"):
+    with pytest.raises(
+        InvalidInput, match=r"^import refused: 1 line\(s\) are invalid: line \d+: amount must be a string$"
+    ):
         restore.import_for_operator(stream=io.BytesIO(edited), account=tenancy.alice.account)
     assert not Entry.objects.exists()
 
@@ -146,10 +149,13 @@ def test_a_key_without_ledger_write_cannot_import_entries(tenancy: Tenancy) -> N
     data = key_export(ledger_key(tenancy.alice))
     principal = resolve_key(tenancy.alice.key)  # memory scopes only
     assert principal is not None
-    with pytest.raises(Forbidden, match="key lacks ledger:write"):
-        restore.import_for_key(principal=principal, stream=io.BytesIO(data))
+    refused = jobs.import_start(principal=principal, upload=data)
+    assert refused.status == "failed"
+    assert refused.error == {"code": "forbidden", "message": "403 Forbidden: key lacks ledger:write", "status": 403}
     allowed = resolve_key(ledger_key(tenancy.alice))
     assert allowed is not None
-    report = restore.import_for_key(principal=allowed, stream=io.BytesIO(data))
-    assert report.unchanged["ledger_entry"] == 6
+    done = jobs.import_start(principal=allowed, upload=data)
+    assert done.status == "succeeded", done.error
+    assert done.report is not None
+    assert done.report["unchanged"]["ledger_entry"] == 6
     assert Entry.objects.count() == 7

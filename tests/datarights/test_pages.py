@@ -74,3 +74,35 @@ def test_delete_my_user_logs_out_and_closes_my_personal_account(tenancy: Tenancy
     assert resolve_key(tenancy.charlie.key) is None
     assert charlie.get("/data/").status_code == 302  # logged out: to the login page
     assert AccountDeletion.objects.get().account == tenancy.charlie.account
+
+
+def test_import_from_the_dashboard_queues_a_job_shows_its_progress_and_refuses_members(tenancy: Tenancy) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from datarights.models import ImportJob
+    from datarights.restore import jobs
+    from memories.models import Memory
+    from tests.datarights.test_import_door import file_of, memory
+
+    url = f"/p/{tenancy.alice.project.pk}/import/"
+    alice = logged_in(tenancy.alice.user)
+    assert "Import" in alice.get(url).content.decode()
+    upload = SimpleUploadedFile("export.jsonl.gz", file_of(memory(content="brought in from the dashboard")))
+    answer = alice.post(url, {"file": upload})
+    assert answer.status_code == 302
+    job = ImportJob.objects.get(project=tenancy.alice.project)
+    assert job.status == "queued"
+    assert job.via == "dashboard"
+    page = alice.get(url).content.decode()
+    assert 'hx-trigger="every 2s"' in page  # followed while it runs
+    assert jobs.import_job_run(str(job.pk)) == "succeeded"
+    row = alice.get(f"/p/{tenancy.alice.project.pk}/import/{job.pk}").content.decode()
+    assert "succeeded" in row
+    assert "created 1 memory, 1 workspace" in row
+    assert "every 2s" not in row
+    assert Memory.objects.filter(content="brought in from the dashboard").exists()
+    bob = logged_in(tenancy.bob.user)
+    assert bob.get(url).status_code == 403
+    assert bob.get(f"/p/{tenancy.alice.project.pk}/import/{job.pk}").status_code == 403
+    charlie = logged_in(tenancy.charlie.user)
+    assert charlie.get(url).status_code == 404

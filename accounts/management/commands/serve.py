@@ -1,6 +1,7 @@
-"""``manage.py serve``: MMW's supervisor. It runs the web server (uvicorn), a Celery worker and
-beat, the embedded Redis-protocol broker (when no ``CELERY_BROKER_URL``/``REDIS_URL`` is set) and
-keeps the embedded PostgreSQL running (when no ``DATABASE_URL`` is set).
+"""``manage.py serve``: MMW's supervisor. It runs the web server (uvicorn), a Celery worker, a second
+one for the ``imports`` queue (members' imports, docs/export-format.md) and beat, the embedded
+Redis-protocol broker (when no ``CELERY_BROKER_URL``/``REDIS_URL`` is set) and keeps the embedded
+PostgreSQL running (when no ``DATABASE_URL`` is set).
 
 Contract (docs/reliability.md):
 
@@ -221,6 +222,9 @@ def _children(host: str, port: int, options: dict[str, Any]) -> tuple[Child | No
         return None, children
     celery = [sys.executable, "-m", "celery", "-A", "mmw"]
     children.append(Child("worker", [*celery, "worker", "--loglevel=INFO", "--concurrency=2"], env))
+    # Members' imports (minutes of work each) on a queue and a process of their own.
+    imports = [*celery, "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "imports", "-n", "imports@%h"]
+    children.append(Child("imports", imports, env))
     children.append(Child("beat", [*celery, "beat", "--loglevel=INFO"], env))
     broker = None
     if embedded_redis.broker_url(settings.DATA_DIR) == settings.CELERY_BROKER_URL:

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from datarights import export, restore
+from datarights.restore import reader
 from mmw.errors import MMWError
 
 
@@ -18,6 +19,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--account", required=True, help="tenant id, or the e-mail of a personal account's owner")
+        default = reader.Limits()
+        parser.add_argument(
+            "--max-mb", type=int, default=default.max_bytes // reader.MiB, help="decompressed size bound (MB)"
+        )
+        parser.add_argument("--max-lines", type=int, default=default.max_lines, help="line count bound")
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
@@ -29,9 +35,12 @@ class Command(BaseCommand):
         try:
             account = export.account_for_operator(options["account"])
             with open(options["file"], "rb") as stream:
-                report = restore.import_for_operator(stream=stream, account=account, progress=progress)
-        except restore.Collisions as exc:
-            raise CommandError("\n  ".join(["import refused, nothing was written; collisions:", *exc.report])) from exc
+                limits = reader.Limits(max_bytes=options["max_mb"] * reader.MiB, max_lines=options["max_lines"])
+                report = restore.import_for_operator(stream=stream, account=account, progress=progress, limits=limits)
+        except (restore.Collisions, restore.InvalidLines) as exc:
+            raise CommandError(
+                "\n  ".join([f"import refused, nothing was written ({exc.total}):", *exc.report])
+            ) from exc
         except MMWError as exc:
             raise CommandError(exc.message) from exc
         except OSError as exc:
