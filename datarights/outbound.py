@@ -1,15 +1,25 @@
 """Outbound HTTP to URLs customers and clients give us (webhooks, OAuth client ID metadata
-documents), guarded against SSRF.
+documents), guarded against SSRF and bounded in time.
 
 Each use passes a :class:`Policy` (its allowances, timeout and size bound), built from its own
 settings at the moment of use. Every hop — the URL given and each redirect — is checked before
-any byte is sent: the scheme must be https (plain http only when the policy allows it), and
-*every* address the host resolves to must be public: loopback, private, link-local, multicast,
-reserved and unspecified addresses are refused unless they fall in the policy's
-``allowed_networks``. The connection then goes to the address that was checked (the host is
-resolved once per hop and the request pinned to it, with the name kept for ``Host``, TLS SNI and
-certificate verification), so a DNS answer that changes between the check and the connection
-(rebinding) cannot redirect it.
+any byte is sent:
+
+- the URL must be well formed (:func:`check_url`): https (plain http only when the policy allows
+  it), a host that is an IP address or a DNS name whose labels are 1–63 letters, digits, ``-`` or
+  ``_`` (an internationalised name is taken in its ASCII form), at most 253 characters, a port
+  from 1 to 65535, no user or password, no spaces or control characters. A URL that is not is
+  :class:`Refused` with its reason — never another exception.
+- *every* address the host resolves to must be public (:func:`is_public`): IPv4 special ranges
+  (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved) are
+  refused; an IPv6 address that stands for an IPv4 one (IPv4-mapped, -compatible or -translated,
+  NAT64's well-known prefix, 6to4) is judged by that IPv4 address; any other IPv6 address must be
+  global unicast (``2000::/3``), global by IANA's registry, and not Teredo or documentation.
+  The policy's ``allowed_networks`` are the operator's exceptions.
+
+The connection then goes to the address that was checked (the host is resolved once per hop and
+the request pinned to it, with the name kept for ``Host``, TLS SNI and certificate verification),
+so a DNS answer that changes between the check and the connection (rebinding) cannot redirect it.
 
 This module reads no settings and imports nothing of MMW: it sits on the ground floor
 (docs/architecture.md) so any app may use it.
@@ -18,19 +28,23 @@ This module reads no settings and imports nothing of MMW: it sits on the ground 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 import httpx
 
 MAX_REDIRECTS = 3
 REDIRECTS = (301, 302, 303, 307, 308)
+NOT_PUBLIC = "a private, loopback or link-local address"
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # The resolver (tests replace it with a stub: a DNS answer they control).
 Resolver = Callable[[str, int], list[str]]
@@ -80,32 +94,133 @@ class Fetched:
     body: bytes
 
 
+# --- URLs -----------------------------------------------------------------------------------
+
+_LABEL = re.compile(r"[a-z0-9_-]+")
+_PORT = "the URL's port is not a number from 1 to 65535"
+
+
 def check_url(url: str, policy: Policy) -> tuple[str, str, int]:
-    """(scheme, host, port) of an acceptable URL; ``Refused`` otherwise. No DNS lookup."""
-    parts = urlsplit(url)
+    """(scheme, host, port) of an acceptable URL, the host in ASCII (an internationalised name in
+    its ``xn--`` form); ``Refused`` naming what is wrong otherwise. No DNS lookup."""
+    if any(ch <= " " or ch == "\x7f" for ch in url):
+        raise Refused("the URL may not contain spaces or control characters")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise Refused("the URL is not well formed") from None
     allowed = ("https", "http") if policy.allow_http else ("https",)
     if parts.scheme not in allowed:
         raise Refused("the URL must start with https://")
     if not parts.hostname or parts.username or parts.password:
         raise Refused("the URL must name a host, without user or password")
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = parts.port
     except ValueError:
-        raise Refused("the URL's port is not a number from 0 to 65535") from None
-    return parts.scheme, parts.hostname, port
+        raise Refused(_PORT) from None
+    if port == 0:
+        raise Refused(_PORT)
+    return parts.scheme, _host(parts), port or (443 if parts.scheme == "https" else 80)
+
+
+def _host(parts: SplitResult) -> str:
+    host = parts.hostname or ""
+    if "[" not in parts.netloc:
+        return _domain(host)
+    if "%" in host:
+        raise Refused("the URL's host may not name an IPv6 zone")
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        raise Refused("the URL is not well formed") from None
+    return host
+
+
+def _domain(host: str) -> str:
+    """``host`` (lower-cased, an IPv4 address or a DNS name) in ASCII, its labels checked."""
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise Refused("the URL's host name is not a valid internationalised domain name") from None
+    if len(host) > 253:
+        raise Refused("the URL's host name is longer than 253 characters")
+    for label in host.split("."):
+        if not label:
+            raise Refused("the URL's host name has an empty label")
+        if len(label) > 63:
+            raise Refused("a label of the URL's host name is longer than 63 characters")
+        if not _LABEL.fullmatch(label):
+            raise Refused("the URL's host name may hold only letters, digits, '-' and '_'")
+    return host
+
+
+# --- addresses ------------------------------------------------------------------------------
+
+
+def _networks(*cidrs: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(c) for c in cidrs)
+
+
+# Refused whatever the running Python's ``is_global`` says (its tables have changed between versions).
+NOT_PUBLIC_V4 = _networks(
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+)  # fmt: skip
+GLOBAL_UNICAST_V6 = ipaddress.IPv6Network("2000::/3")
+# Inside 2000::/3 but not public: IETF protocol assignments (Teredo 2001::/32, ORCHID, …) and documentation.
+NOT_PUBLIC_V6 = _networks("2001::/23", "2001:db8::/32", "3fff::/20")
+# IPv6 forms whose last 32 bits are the IPv4 address the packet really goes to.
+IPV4_IN_LAST_32 = _networks(
+    "::ffff:0:0/96",  # IPv4-mapped
+    "::ffff:0:0:0/96",  # IPv4-translated (SIIT)
+    "64:ff9b::/96",  # NAT64, well-known prefix (the local-use 64:ff9b:1::/48 is outside 2000::/3: refused)
+    "::/96",  # IPv4-compatible (deprecated); :: and ::1 excepted
+)
+SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+
+
+def stands_for(address: Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a packet to ``address`` is really sent to, when ``address`` is an IPv6
+    form of one (mapped, translated, NAT64 well-known prefix, compatible, 6to4); else ``None``."""
+    if isinstance(address, ipaddress.IPv4Address) or int(address) <= 1:  # an IPv4 address, ::, ::1
+        return None
+    if any(address in network for network in IPV4_IN_LAST_32):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour if address in SIX_TO_FOUR else None
+
+
+def is_public(address: Address, allowed: Iterable[str] = ()) -> bool:
+    """Whether outbound HTTP may reach ``address``: in an ``allowed`` network (CIDRs), or public —
+    an IPv6 form of an IPv4 address is judged by that IPv4 address (see the module)."""
+    allowed = tuple(allowed)
+    if any(address in ipaddress.ip_network(cidr, strict=False) for cidr in allowed):
+        return True
+    ipv4 = stands_for(address)
+    if ipv4 is not None:
+        return is_public(ipv4, allowed)
+    if isinstance(address, ipaddress.IPv4Address):
+        special = any(address in network for network in NOT_PUBLIC_V4)
+        return address.is_global and not address.is_multicast and not special
+    special = any(address in network for network in NOT_PUBLIC_V6)
+    return address in GLOBAL_UNICAST_V6 and address.is_global and not special
 
 
 def checked_addresses(host: str, port: int, policy: Policy) -> list[str]:
     """The host's addresses, all of them allowed; ``Refused`` if any is not (or none resolve)."""
     try:
         addresses = [host] if _is_ip(host) else resolve(host, port)
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:
         raise Refused(f"{host} does not resolve") from exc
     if not addresses:
         raise Refused(f"{host} does not resolve")
-    for address in addresses:
-        if not _allowed(ipaddress.ip_address(address), policy.allowed_networks):
-            raise Refused(f"{host} resolves to {address}, a private, loopback or link-local address")
+    for text in addresses:
+        address = ipaddress.ip_address(text)
+        if not is_public(address, policy.allowed_networks):
+            ipv4 = stands_for(address)
+            reason = f", which stands for {ipv4}," if ipv4 else ","
+            raise Refused(f"{host} resolves to {text}{reason} {NOT_PUBLIC}")
     return addresses
 
 
@@ -117,13 +232,7 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address, networks: tuple[str, ...]) -> bool:
-    if any(address in ipaddress.ip_network(n, strict=False) for n in networks):
-        return True
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        return _allowed(mapped, networks)
-    return address.is_global and not address.is_multicast
+# --- requests -------------------------------------------------------------------------------
 
 
 def post(url: str, *, body: bytes, headers: dict[str, str], policy: Policy) -> Answer:
