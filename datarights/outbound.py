@@ -21,6 +21,11 @@ The connection then goes to the address that was checked (the host is resolved o
 the request pinned to it, with the name kept for ``Host``, TLS SNI and certificate verification),
 so a DNS answer that changes between the check and the connection (rebinding) cannot redirect it.
 
+``policy.timeout`` is one deadline for the whole exchange, measured on a monotonic clock: DNS,
+connecting, TLS, sending, the answer's headers and body, across every redirect. Each socket
+operation gets only what is left of it (``_DeadlineBackend``), so a receiver that drips its answer
+a byte at a time is cut at the deadline (:class:`TimedOut`), however short each wait.
+
 This module reads no settings and imports nothing of MMW: it sits on the ground floor
 (docs/architecture.md) so any app may use it.
 """
@@ -31,6 +36,7 @@ import ipaddress
 import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -38,11 +44,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 MAX_REDIRECTS = 3
 REDIRECTS = (301, 302, 303, 307, 308)
 NOT_PUBLIC = "a private, loopback or link-local address"
+WRITE_CHUNK = 16 * 1024
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -63,12 +71,17 @@ class Refused(Exception):
     too large or too slow. ``str()`` says why."""
 
 
+class TimedOut(Refused):
+    """The exchange did not finish within the policy's deadline. ``str()`` says what was late."""
+
+
 @dataclass(frozen=True)
 class Policy:
     """What one use of outbound HTTP allows. ``allow_http`` and ``allowed_networks`` are test or
     operator allowances (off by default); ``ca_file`` trusts an extra CA bundle instead of the
-    system's (tests with their own certificate); ``timeout`` bounds each network operation and,
-    for :func:`get`, the whole exchange; ``max_bytes`` bounds a :func:`get` body."""
+    system's (tests with their own certificate); ``timeout`` is the deadline of the whole exchange
+    (DNS, connecting, sending, the answer's headers and body, every redirect); ``max_bytes``
+    bounds a :func:`get` body (a :func:`post` reads that much of its answer and ignores the rest)."""
 
     allow_http: bool = False
     allowed_networks: tuple[str, ...] = ()
@@ -207,12 +220,13 @@ def is_public(address: Address, allowed: Iterable[str] = ()) -> bool:
     return address in GLOBAL_UNICAST_V6 and address.is_global and not special
 
 
-def checked_addresses(host: str, port: int, policy: Policy) -> list[str]:
-    """The host's addresses, all of them allowed; ``Refused`` if any is not (or none resolve)."""
-    try:
-        addresses = [host] if _is_ip(host) else resolve(host, port)
-    except (OSError, UnicodeError) as exc:
-        raise Refused(f"{host} does not resolve") from exc
+def checked_addresses(host: str, port: int, policy: Policy, *, deadline: float | None = None) -> list[str]:
+    """The host's addresses, all of them allowed; ``Refused`` if any is not, or none resolve, or
+    the lookup outlasts ``deadline`` (a ``time.monotonic`` instant; default ``policy.timeout`` from
+    now: ``TimedOut``)."""
+    if deadline is None:
+        deadline = time.monotonic() + policy.timeout
+    addresses = [host] if _is_ip(host) else _resolved(host, port, policy, deadline)
     if not addresses:
         raise Refused(f"{host} does not resolve")
     for text in addresses:
@@ -232,42 +246,83 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+def _resolved(host: str, port: int, policy: Policy, deadline: float) -> list[str]:
+    """``resolve(host, port)`` within the deadline. The lookup runs in a daemon thread: a resolver
+    that does not answer is left behind (the system resolver gives up on its own) and the caller
+    gets ``TimedOut`` at the deadline."""
+    answer: list[list[str] | BaseException] = []
+
+    def lookup() -> None:
+        try:
+            answer.append(resolve(host, port))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            answer.append(exc)
+
+    thread = threading.Thread(target=lookup, name=f"resolve {host}", daemon=True)
+    thread.start()
+    thread.join(max(deadline - time.monotonic(), 0.0))
+    if not answer:
+        raise TimedOut(f"{host} did not resolve within {policy.timeout:g} s")
+    result = answer[0]
+    if isinstance(result, OSError | UnicodeError):
+        raise Refused(f"{host} does not resolve") from result
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 # --- requests -------------------------------------------------------------------------------
 
 
 def post(url: str, *, body: bytes, headers: dict[str, str], policy: Policy) -> Answer:
     """POST ``body`` to ``url``, following up to ``policy.max_redirects`` redirects, each hop
-    checked and pinned (see the module). Network errors and timeouts raise ``httpx.HTTPError``."""
-    started = time.perf_counter()
-    with _followed(url, "POST", body, headers, policy) as (_, response):
-        return Answer(response.status_code, round((time.perf_counter() - started) * 1000))
+    checked and pinned (see the module), and read the answer (at most ``policy.max_bytes`` of its
+    body; the rest is ignored) — all within ``policy.timeout`` (``TimedOut``). Network errors
+    raise ``httpx.HTTPError``; ``ms`` is the time until the answer was read."""
+    started = time.monotonic()
+    deadline = started + policy.timeout
+    with _timing_out(policy), _followed(url, "POST", body, headers, policy, deadline) as (_, response):
+        read = 0
+        for chunk in response.iter_raw():
+            read += len(chunk)
+            if read >= policy.max_bytes:
+                break
+        return Answer(response.status_code, round((time.monotonic() - started) * 1000))
 
 
 def get(url: str, *, headers: dict[str, str], policy: Policy) -> Fetched:
     """GET ``url`` within ``policy``: each hop checked and pinned, at most ``policy.max_redirects``
     redirects, a body of at most ``policy.max_bytes`` (read no further: ``Refused``) and the whole
-    exchange within ``policy.timeout`` seconds (``Refused``). Network errors raise
+    exchange within ``policy.timeout`` seconds (``TimedOut``). Network errors raise
     ``httpx.HTTPError``."""
     deadline = time.monotonic() + policy.timeout
-    with _followed(url, "GET", b"", headers, policy) as (final_url, response):
+    with _timing_out(policy), _followed(url, "GET", b"", headers, policy, deadline) as (final_url, response):
         body = bytearray()
         for chunk in response.iter_bytes():
             body += chunk
             if len(body) > policy.max_bytes:
                 raise Refused(f"the answer is larger than {policy.max_bytes} bytes")
-            if time.monotonic() > deadline:
-                raise Refused(f"the answer took longer than {policy.timeout:g} s")
         return Fetched(final_url, response.status_code, response.headers, bytes(body))
 
 
 @contextmanager
+def _timing_out(policy: Policy) -> Iterator[None]:
+    """Any timeout inside is the deadline passing (every operation is given only what is left of
+    it): ``TimedOut``."""
+    try:
+        yield
+    except httpx.TimeoutException:
+        raise TimedOut(f"the answer took longer than {policy.timeout:g} s") from None
+
+
+@contextmanager
 def _followed(
-    url: str, method: str, body: bytes, headers: dict[str, str], policy: Policy
+    url: str, method: str, body: bytes, headers: dict[str, str], policy: Policy, deadline: float
 ) -> Iterator[tuple[str, httpx.Response]]:
     """The first answer that is not a redirect (its URL, its open response), each hop checked
     and pinned (``_PinnedStream``); more than ``policy.max_redirects`` redirects: ``Refused``."""
     for _ in range(policy.max_redirects + 1):
-        with _PinnedStream(url, method, body, headers, policy) as response:
+        with _PinnedStream(url, method, body, headers, policy, deadline) as response:
             location = response.headers.get("location")
             if response.status_code in REDIRECTS and location:
                 url = urljoin(url, location)
@@ -278,11 +333,14 @@ def _followed(
 
 
 class _PinnedStream:
-    """One hop: ``url`` checked, resolved once, and requested at the checked address."""
+    """One hop: ``url`` checked, resolved once, and requested at the checked address, every
+    network operation bounded by ``deadline``."""
 
-    def __init__(self, url: str, method: str, body: bytes, headers: dict[str, str], policy: Policy) -> None:
+    def __init__(
+        self, url: str, method: str, body: bytes, headers: dict[str, str], policy: Policy, deadline: float
+    ) -> None:
         scheme, host, port = check_url(url, policy)
-        address = checked_addresses(host, port, policy)[0]
+        address = checked_addresses(host, port, policy, deadline=deadline)[0]
         parts = urlsplit(url)
         literal = f"[{address}]" if ":" in address else address
         pinned = urlunsplit((scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
@@ -290,10 +348,17 @@ class _PinnedStream:
         host_header = host if port == default_port else f"{host}:{port}"
         extensions: dict[str, Any] = {"sni_hostname": host} if scheme == "https" else {}
         verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=policy.ca_file) if policy.ca_file else True
-        self._client = httpx.Client(timeout=policy.timeout, follow_redirects=False, trust_env=False, verify=verify)
-        self._request = self._client.build_request(
-            method, pinned, content=body or None, headers={**headers, "Host": host_header}, extensions=extensions
+        transport = _DeadlineTransport(verify, deadline)
+        self._client = httpx.Client(
+            transport=transport, timeout=policy.timeout, follow_redirects=False, trust_env=False
         )
+        try:
+            self._request = self._client.build_request(
+                method, pinned, content=body or None, headers={**headers, "Host": host_header}, extensions=extensions
+            )
+        except httpx.InvalidURL:
+            self._client.close()
+            raise Refused("the URL is not well formed") from None
         self._response: httpx.Response | None = None
 
     def __enter__(self) -> httpx.Response:
@@ -308,3 +373,78 @@ class _PinnedStream:
         if self._response is not None:
             self._response.close()
         self._client.close()
+
+
+# --- the deadline, at the socket --------------------------------------------------------------
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport whose connections come from ``_DeadlineBackend``. httpx takes no network
+    backend, so the connection pool it sends through (``_pool``) is replaced by one built with it."""
+
+    def __init__(self, verify: ssl.SSLContext | bool, deadline: float) -> None:
+        super().__init__(verify=verify, trust_env=False)
+        context = httpx.create_ssl_context(verify=verify, trust_env=False)
+        self._pool = httpcore.ConnectionPool(ssl_context=context, network_backend=_DeadlineBackend(deadline))
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's socket backend, each operation's timeout cut to what is left until ``deadline``
+    (``time.monotonic``); past it, the operation fails at once with httpcore's timeout error."""
+
+    def __init__(self, deadline: float) -> None:
+        self._inner = httpcore.SyncBackend()
+        self.deadline = deadline
+
+    def left(self, timeout: float | None, error: type[httpcore.TimeoutException]) -> float:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise error("the deadline has passed")
+        return remaining if timeout is None else min(timeout, remaining)
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        timeout = self.left(timeout, httpcore.ConnectTimeout)
+        stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineStream(stream, self)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("outbound HTTP does not use unix sockets")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream, backend: _DeadlineBackend) -> None:
+        self._inner = inner
+        self._backend = backend
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._backend.left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        # In chunks: the inner stream gives each send() the whole timeout it is handed.
+        for start in range(0, len(buffer), WRITE_CHUNK):
+            chunk = buffer[start : start + WRITE_CHUNK]
+            self._inner.write(chunk, self._backend.left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        timeout = self._backend.left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._backend)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)

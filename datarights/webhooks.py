@@ -332,10 +332,10 @@ def _attempt(delivery: WebhookDelivery, now: dt.datetime) -> None:
         status, ms = answer.status, answer.ms
         if not 200 <= answer.status < 300:
             error = f"answered {answer.status}"
+    except outbound.TimedOut as exc:
+        error = f"timed out: {exc}"
     except outbound.Refused as exc:
         error = f"refused: {exc}"
-    except httpx.TimeoutException:
-        error = "timed out"
     except httpx.HTTPError as exc:
         error = f"network error: {type(exc).__name__}"
     _record(delivery, now, status, ms, error[:300])

@@ -1,15 +1,20 @@
-"""The SSRF guard of ``datarights.outbound``.
+"""The SSRF guard and the overall deadline of ``datarights.outbound``.
 
 The address table lists every form an address can take to reach a non-public host — IPv4 special
 ranges, and IPv6 ones, including those that stand for an IPv4 address (mapped, compatible,
 translated, NAT64, 6to4) — and the public forms that must still pass. The URL table lists
-malformed URLs that used to escape as exceptions (500s) and must be refused."""
+malformed URLs that used to escape as exceptions (500s) and must be refused. The deadline tests
+run a local receiver that drips its answer a byte at a time (``tests.datarights.drip``)."""
 
 from __future__ import annotations
+
+import time
+from collections.abc import Iterator
 
 import pytest
 
 from datarights import outbound
+from tests.datarights.drip import DripServer
 
 POLICY = outbound.Policy()
 NOT_PUBLIC = "a private, loopback or link-local address"
@@ -129,3 +134,55 @@ def test_a_malformed_url_is_refused_with_its_reason(url: str, reason: str) -> No
 
 def test_an_internationalised_host_name_is_checked_and_sent_in_its_ascii_form() -> None:
     assert outbound.check_url("https://Bücher.example:8443/x", POLICY) == ("https", "xn--bcher-kva.example", 8443)
+
+
+def test_a_resolver_that_does_not_answer_counts_against_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    def stalled(host: str, port: int) -> list[str]:
+        time.sleep(2)
+        return ["93.184.216.34"]
+
+    monkeypatch.setattr(outbound, "resolve", stalled)
+    started = time.monotonic()
+    with pytest.raises(outbound.TimedOut, match=r"hooks\.example\.com did not resolve within 0\.3 s"):
+        outbound.post("https://hooks.example.com/x", body=b"{}", headers={}, policy=outbound.Policy(timeout=0.3))
+    assert time.monotonic() - started < 1.0
+
+
+@pytest.fixture
+def drip() -> Iterator[DripServer]:
+    server = DripServer(interval=0.1)
+    yield server
+    server.close()
+
+
+LOCAL = outbound.Policy(allow_http=True, allowed_networks=("127.0.0.1/32",), timeout=0.6)
+
+
+@pytest.mark.slow
+def test_an_answer_dripped_a_byte_at_a_time_is_cut_at_the_overall_deadline(drip: DripServer) -> None:
+    started = time.monotonic()
+    with pytest.raises(outbound.TimedOut, match=r"^the answer took longer than 0\.6 s$"):
+        outbound.post(drip.url, body=b"{}", headers={}, policy=LOCAL)
+    assert 0.5 < time.monotonic() - started < 1.2  # each byte came within 0.1 s: no read ever timed out
+
+
+@pytest.mark.slow
+def test_a_body_dripped_after_quick_headers_is_cut_at_the_overall_deadline(drip: DripServer) -> None:
+    drip.head_at_once = True
+    started = time.monotonic()
+    with pytest.raises(outbound.TimedOut):
+        outbound.post(drip.url, body=b"{}", headers={}, policy=LOCAL)
+    assert time.monotonic() - started < 1.2
+    with pytest.raises(outbound.TimedOut):
+        outbound.get(drip.url, headers={}, policy=LOCAL)
+
+
+@pytest.mark.slow
+def test_a_quick_answer_is_read_and_timed() -> None:
+    quick = DripServer(interval=0.0)
+    try:
+        answer = outbound.post(quick.url, body=b"{}", headers={}, policy=LOCAL)
+    finally:
+        quick.close()
+    assert answer.status == 200
+    assert answer.ms < 600

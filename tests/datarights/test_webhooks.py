@@ -27,6 +27,7 @@ from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import services
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
+from tests.datarights.drip import DripServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # starts HTTP servers (the receivers)
 
@@ -168,7 +169,7 @@ def test_a_timeout_is_a_failure_and_a_day_of_failures_gives_up(
     webhooks.scan(now=now)
     webhooks.deliver_due(now=now)
     delivery = WebhookDelivery.objects.get()
-    assert delivery.last_error == "timed out"
+    assert delivery.last_error == "timed out: the answer took longer than 0.3 s"
     WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=now - dt.timedelta(hours=24))
     webhooks.deliver_due(now=now + dt.timedelta(hours=1))
     delivery.refresh_from_db()
@@ -272,3 +273,30 @@ def test_the_dashboard_page_adds_tests_and_logs_for_managers_only(tenancy: Tenan
     assert charlie.get(url).status_code == 404
     assert charlie.post(url, {"action": "delete", "endpoint": hook.pk}).status_code == 404
     assert WebhookEndpoint.objects.exists()
+
+
+@pytest.fixture
+def drip(settings: Any) -> Iterator[DripServer]:
+    """A receiver that answers a byte every 0.1 s (no read ever waits long), and a 1 s deadline."""
+    settings.MMW_WEBHOOK_ALLOW_HTTP = True
+    settings.MMW_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    settings.MMW_WEBHOOK_TIMEOUT = 1.0
+    running = DripServer(interval=0.1)
+    yield running
+    running.close()
+
+
+def test_a_receiver_dripping_its_answer_is_cut_at_the_deadline_and_the_delivery_fails(
+    tenancy: Tenancy, drip: DripServer
+) -> None:
+    endpoint(tenancy, drip.url, events=["memory.created"])
+    write(tenancy.alice.key, content="a fact")
+    now = later()
+    webhooks.scan(now=now)
+    started = time.monotonic()
+    assert webhooks.deliver_due(now=now) == 1
+    assert time.monotonic() - started < 1.6  # not the ~7 s the drip would take
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.last_error == "timed out: the answer took longer than 1 s"
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, None)
+    assert delivery.next_attempt_at == now + webhooks.FIRST_RETRY
