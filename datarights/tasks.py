@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from datarights import deletion, webhooks
+from datarights import deletion, delivery, webhooks
 
 
 @shared_task(acks_late=True)
@@ -21,13 +21,15 @@ def enforce_retention() -> dict[str, int]:
 
 @shared_task(acks_late=True)
 def scan_webhook_events() -> int:
-    """Turn new events into deliveries, then send what is due (beat, every 10 s)."""
+    """Turn new events into deliveries, then send what is due (beat, every 10 s): one loop of
+    ``datarights.delivery``, which skips the accounts another loop is sending for."""
     created = webhooks.scan()
-    webhooks.deliver_due()
+    delivery.deliver_due()
     return created
 
 
 @shared_task(acks_late=True)
 def deliver_webhooks() -> int:
-    """Send due deliveries (a test event asks for it at once)."""
-    return webhooks.deliver_due()
+    """Send due deliveries now (a test event asks for it): its account's lane is free unless a
+    running loop holds it, and that loop takes the new delivery within ``delivery.POLL``."""
+    return delivery.deliver_due()
