@@ -383,8 +383,8 @@ class _DeadlineTransport(httpx.HTTPTransport):
     backend, so the connection pool it sends through (``_pool``) is replaced by one built with it."""
 
     def __init__(self, verify: ssl.SSLContext | bool, deadline: float) -> None:
-        super().__init__(verify=verify, trust_env=False)
         context = httpx.create_ssl_context(verify=verify, trust_env=False)
+        super().__init__(verify=context, trust_env=False)
         self._pool = httpcore.ConnectionPool(ssl_context=context, network_backend=_DeadlineBackend(deadline))
 
 

@@ -101,6 +101,12 @@ def test_a_name_resolving_to_a_nat64_form_of_the_metadata_address_is_refused(mon
         outbound.checked_addresses("hooks.example.com", 443, POLICY)
 
 
+@pytest.mark.parametrize("host", ["2130706433", "0x7f.1", "127.1", "017700000001"])
+def test_a_host_the_system_resolver_reads_as_a_numeric_loopback_address_is_refused(host: str) -> None:
+    with pytest.raises(outbound.Refused, match=rf"^{host} resolves to 127\.0\.0\.1, {NOT_PUBLIC}$"):
+        outbound.checked_addresses(host, 443, POLICY)
+
+
 LONG_HOST = ".".join(["a" * 63] * 4)  # 255 characters
 MALFORMED = [
     ("https://" + "a" * 64 + ".example.com/x", "a label of the URL's host name is longer than 63 characters"),
