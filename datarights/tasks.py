@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from datarights import deletion, webhooks
+from datarights import deletion, delivery, webhooks
 from datarights.restore import jobs
 
 
@@ -22,21 +22,23 @@ def enforce_retention() -> dict[str, int]:
 
 @shared_task(acks_late=True)
 def scan_webhook_events() -> int:
-    """Turn new events into deliveries, then send what is due (beat, every 10 s)."""
+    """Turn new events into deliveries, then send what is due (beat, every 10 s): one loop of
+    ``datarights.delivery``, which skips the accounts another loop is sending for."""
     created = webhooks.scan()
-    webhooks.deliver_due()
+    delivery.deliver_due()
     return created
 
 
 @shared_task(acks_late=True)
 def deliver_webhooks() -> int:
-    """Send due deliveries (a test event asks for it at once)."""
-    return webhooks.deliver_due()
+    """Send due deliveries now (a test event asks for it): its account's lane is free unless a
+    running loop holds it, and that loop takes the new delivery within ``delivery.POLL``."""
+    return delivery.deliver_due()
 
 
 @shared_task(acks_late=True)
 def run_import(job_id: str) -> str:
     """Run one queued import job (``datarights.restore.jobs``) on the ``imports`` queue
-    (``CELERY_TASK_ROUTES``) and its own worker, so a
-    long import never holds a slot of the worker that embeds, archives and delivers."""
+    (``CELERY_TASK_ROUTES``) and its own worker, so a long import never holds a slot of the
+    worker that embeds, archives and delivers."""
     return jobs.import_job_run(job_id)

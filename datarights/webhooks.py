@@ -1,53 +1,42 @@
-"""Webhooks (docs/webhooks.md): a project's endpoints are told, from the worker, about records
-created, forgotten or in conflict and sessions uploaded — only what every member of the project
-may read (records of visibility ``project``/``org``, sessions shared with the project).
+"""Webhooks (docs/reference/webhooks.md): a project's endpoints are told, from the worker, about
+records created, forgotten or in conflict and sessions uploaded — only what every member of the
+project may read (records of visibility ``project``/``org``, sessions shared with the project).
 
 The database is the outbox, as for the archivist: ``scan`` turns what happened since each
 endpoint's ``cursor`` (minus ``LAG``, so a transaction still open is not skipped) into
-``WebhookDelivery`` rows, at most one per event and endpoint; ``deliver_due`` sends the due ones,
-signed (``MMW-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>``), and reschedules a
-failure with exponential backoff for ``RETRY_FOR``; an endpoint failing ``MMW_WEBHOOK_DISABLE_AFTER``
-times in a row is disabled and its project's owners and admins e-mailed. Every URL goes through
-``datarights.outbound`` (https, public addresses, checked again at each delivery and redirect).
+``WebhookDelivery`` rows, at most one per event and endpoint; ``datarights.delivery`` sends the
+due ones (``deliver_due``, re-exported here), fairly across accounts, each within its deadline.
+Every URL goes through ``datarights.outbound`` (well formed, https, public addresses, checked
+again at each delivery and redirect).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
-import json
 import secrets
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
-import httpx
-from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.keys import principal_for
 from accounts.models import Project, User
 from accounts.services import audit_record
 from datarights import outbound
+from datarights.delivery import deliver_due as deliver_due  # the webhook service's one entry point
+from datarights.delivery import outbound_policy
 from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import statuses
 from memories.models import Memory, Visibility
 from mmw.errors import InvalidInput, NotFound
-from mmw.mail import send_on_commit
-from orgs.models import Membership
-from orgs.selectors import MANAGING_ROLES, acting_membership
+from orgs.selectors import acting_membership
 from transcripts.models import Session
 
 LAG = dt.timedelta(seconds=10)
 SCAN_BATCH = 1000
-DELIVER_BATCH = 50
-LEASE = dt.timedelta(minutes=5)
-RETRY_FOR = dt.timedelta(hours=24)
-FIRST_RETRY = dt.timedelta(seconds=30)
-MAX_RETRY = dt.timedelta(hours=1)
 SHARED = (Visibility.PROJECT, Visibility.ORG)
 MANAGERS_ONLY = "only owners and admins can manage webhooks"
 MAX_ENDPOINTS = 10
@@ -58,16 +47,6 @@ MAX_ENDPOINTS = 10
 
 def _manage(project: Project, actor: User) -> None:
     acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGERS_ONLY)
-
-
-def outbound_policy() -> outbound.Policy:
-    """What webhook deliveries may reach, from settings at each use: https to public addresses;
-    ``MMW_WEBHOOK_ALLOW_HTTP`` and ``MMW_WEBHOOK_ALLOWED_NETWORKS`` are the operator's exceptions."""
-    return outbound.Policy(
-        allow_http=settings.MMW_WEBHOOK_ALLOW_HTTP,
-        allowed_networks=tuple(settings.MMW_WEBHOOK_ALLOWED_NETWORKS),
-        timeout=settings.MMW_WEBHOOK_TIMEOUT,
-    )
 
 
 @transaction.atomic
@@ -280,104 +259,3 @@ def _conflicts(endpoint: WebhookEndpoint, rows: list[Memory]) -> list[WebhookDel
             data = _memory_data(memory, endpoint, "conflict", conflicts_with=others)
             found.append(_delivery(endpoint, "memory.conflict", f"memory.conflict:{memory.pk}", data))
     return found
-
-
-# --- deliveries -----------------------------------------------------------------------------
-
-
-def signature(secret: str, timestamp: int, body: bytes) -> str:
-    """The ``MMW-Signature`` header value for ``body`` sent at ``timestamp``."""
-    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
-    return f"t={timestamp},v1={digest}"
-
-
-def deliver_due(*, now: dt.datetime | None = None, limit: int = DELIVER_BATCH) -> int:
-    """Send up to ``limit`` due deliveries of active endpoints. Each is leased first (another
-    worker skips it), so a crash mid-send only delays it by ``LEASE``. Returns how many were sent."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        due = list(
-            WebhookDelivery.objects.filter(
-                status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now, endpoint__is_active=True
-            )
-            .select_for_update(skip_locked=True, of=("self",))
-            .select_related("endpoint")
-            .order_by("next_attempt_at")[:limit]
-        )
-        WebhookDelivery.objects.filter(pk__in=[d.pk for d in due]).update(next_attempt_at=now + LEASE)
-    sent = 0
-    for delivery in due:
-        if not WebhookEndpoint.objects.filter(pk=delivery.endpoint_id, is_active=True).exists():
-            WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=now)  # disabled meanwhile: held
-            continue
-        _attempt(delivery, now)
-        sent += 1
-    return sent
-
-
-def _attempt(delivery: WebhookDelivery, now: dt.datetime) -> None:
-    endpoint = delivery.endpoint
-    body = json.dumps(delivery.payload, sort_keys=True, separators=(",", ":")).encode()
-    stamp = int(now.timestamp())
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "MMW-Webhooks/1",
-        "MMW-Event": delivery.event_type,
-        "MMW-Delivery": str(delivery.event_id),
-        "MMW-Signature": signature(endpoint.secret, stamp, body),
-    }
-    error, status, ms = "", None, None
-    try:
-        answer = outbound.post(endpoint.url, body=body, headers=headers, policy=outbound_policy())
-        status, ms = answer.status, answer.ms
-        if not 200 <= answer.status < 300:
-            error = f"answered {answer.status}"
-    except outbound.Refused as exc:
-        error = f"refused: {exc}"
-    except httpx.TimeoutException:
-        error = "timed out"
-    except httpx.HTTPError as exc:
-        error = f"network error: {type(exc).__name__}"
-    _record(delivery, now, status, ms, error[:300])
-
-
-@transaction.atomic
-def _record(delivery: WebhookDelivery, now: dt.datetime, status: int | None, ms: int | None, error: str) -> None:
-    delivery.attempts += 1
-    delivery.last_status_code, delivery.response_ms, delivery.last_error = status, ms, error
-    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=delivery.endpoint_id)
-    if not error:
-        delivery.status, delivery.delivered_at = WebhookDelivery.Status.SUCCEEDED, now
-        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=0)
-    else:
-        backoff = min(FIRST_RETRY * 2 ** (delivery.attempts - 1), MAX_RETRY)
-        if now + backoff - delivery.created_at > RETRY_FOR:
-            delivery.status = WebhookDelivery.Status.GAVE_UP
-        delivery.next_attempt_at = now + backoff
-        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=F("consecutive_failures") + 1)
-        if endpoint.is_active and endpoint.consecutive_failures + 1 >= settings.MMW_WEBHOOK_DISABLE_AFTER:
-            _disable(endpoint, now, error)
-    delivery.save()
-
-
-def _disable(endpoint: WebhookEndpoint, now: dt.datetime, error: str) -> None:
-    reason = f"{settings.MMW_WEBHOOK_DISABLE_AFTER} failed deliveries in a row (last: {error})"[:200]
-    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(is_active=False, disabled_at=now, disabled_reason=reason)
-    project = endpoint.project
-    managers = Membership.objects.filter(account=project.account, is_active=True, role__in=MANAGING_ROLES)
-    send_on_commit(
-        subject=f"[MMW] webhook disabled — {project.name}",
-        body=(
-            f"The webhook {endpoint.url} of project {project.name} was disabled after {reason}.\n"
-            f"Fix the receiver, then turn it back on: {settings.PUBLIC_URL}/p/{project.pk}/webhooks/\n"
-        ),
-        recipients=sorted(set(managers.values_list("user__email", flat=True))),
-        what=f"webhook {endpoint.pk} disabled",
-    )
-    audit_record(
-        action="webhook.disabled",
-        account=project.account,
-        target_type="webhook",
-        target_id=str(endpoint.pk),
-        data={"project": str(project.pk), "reason": reason},
-    )

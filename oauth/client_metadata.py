@@ -62,10 +62,14 @@ def policy() -> outbound.Policy:
 
 
 def url_refusal(url: str) -> str | None:
-    """Why ``url`` cannot be a client ID (the draft's §3 rules), or ``None``."""
+    """Why ``url`` cannot be a client ID (the draft's §3 rules, then the outbound guard's checks
+    that need no lookup: a well-formed host name and port), or ``None``. Never raises."""
     if len(url) > MAX_CLIENT_ID:
         return f"a client ID URL is at most {MAX_CLIENT_ID} characters"
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _guard_refusal(url)  # the guard names what is malformed
     if parts.fragment or "#" in url or parts.username or parts.password or not parts.hostname:
         return "a client ID URL names a host, without user, password or fragment"
     if parts.path in ("", "/"):
@@ -73,6 +77,15 @@ def url_refusal(url: str) -> str | None:
     segments = parts.path.split("/")
     if "." in segments or ".." in segments:
         return "a client ID URL must not contain . or .. path segments"
+    return _guard_refusal(url)
+
+
+def _guard_refusal(url: str) -> str | None:
+    """What ``datarights.outbound`` says of ``url`` before any lookup, as the fetch would say it."""
+    try:
+        outbound.check_url(url, policy())
+    except outbound.Refused as exc:
+        return f"client metadata document refused: {exc}"
     return None
 
 

@@ -1,8 +1,9 @@
-"""Webhooks (docs/webhooks.md) against local receivers: signed deliveries of what the project
-reads, retries with backoff on 500 and timeouts, giving up after a day, auto-disable with an
-e-mail, and the SSRF guard (private address, DNS rebinding through a resolver stub, redirect to
-loopback). Local receivers are reachable only because the tests allow their networks and plain
-http, as an operator's setting would."""
+"""Webhooks (docs/reference/webhooks.md) against local receivers: signed deliveries of what the
+project reads, retries with backoff on 500 and timeouts, giving up after a day, auto-disable with
+an e-mail, the SSRF guard (private address, DNS rebinding through a resolver stub, redirect to
+loopback), the overall deadline against a receiver that drips its answer, and one account's slow
+receiver leaving another account's deliveries alone. Local receivers are reachable only because
+the tests allow their networks and plain http, as an operator's setting would."""
 
 from __future__ import annotations
 
@@ -18,25 +19,30 @@ from typing import Any
 
 import pytest
 from django.core import mail
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
 from accounts.keys import resolve_key
 from datarights import outbound, webhooks
+from datarights.delivery import FIRST_RETRY, LANE_LOCK
 from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import services
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
+from tests.datarights.drip import DripServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # starts HTTP servers (the receivers)
 
 
 class Receiver:
-    """An HTTP server on ``host`` that records each POST and answers from ``statuses`` (the last
-    one repeats), after ``delay`` seconds, or with a redirect to ``location``."""
+    """An HTTP server on ``host`` that records each POST (and when it came, ``time.monotonic``)
+    and answers from ``statuses`` (the last one repeats), after ``delay`` seconds, or with a
+    redirect to ``location``."""
 
     def __init__(self, host: str = "127.0.0.1") -> None:
         self.received: list[tuple[dict[str, str], bytes]] = []
+        self.arrived: list[float] = []
         self.statuses = [200]
         self.delay = 0.0
         self.location: str | None = None
@@ -46,6 +52,7 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                receiver.arrived.append(time.monotonic())
                 time.sleep(receiver.delay)
                 status = receiver.statuses.pop(0) if len(receiver.statuses) > 1 else receiver.statuses[0]
                 self.send_response(307 if receiver.location else status)
@@ -148,7 +155,7 @@ def test_a_500_is_retried_with_backoff_then_delivered(tenancy: Tenancy, receiver
     webhooks.deliver_due(now=now)
     delivery = WebhookDelivery.objects.get()
     assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 500)
-    assert delivery.next_attempt_at == now + webhooks.FIRST_RETRY
+    assert delivery.next_attempt_at == now + FIRST_RETRY
     assert webhooks.deliver_due(now=now + dt.timedelta(seconds=10)) == 0
     assert webhooks.deliver_due(now=now + dt.timedelta(seconds=31)) == 1
     delivery.refresh_from_db()
@@ -168,7 +175,7 @@ def test_a_timeout_is_a_failure_and_a_day_of_failures_gives_up(
     webhooks.scan(now=now)
     webhooks.deliver_due(now=now)
     delivery = WebhookDelivery.objects.get()
-    assert delivery.last_error == "timed out"
+    assert delivery.last_error == "timed out: the answer took longer than 0.3 s"
     WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=now - dt.timedelta(hours=24))
     webhooks.deliver_due(now=now + dt.timedelta(hours=1))
     delivery.refresh_from_db()
@@ -272,3 +279,70 @@ def test_the_dashboard_page_adds_tests_and_logs_for_managers_only(tenancy: Tenan
     assert charlie.get(url).status_code == 404
     assert charlie.post(url, {"action": "delete", "endpoint": hook.pk}).status_code == 404
     assert WebhookEndpoint.objects.exists()
+
+
+@pytest.fixture
+def drip(settings: Any) -> Iterator[DripServer]:
+    """A receiver that answers a byte every 0.1 s (no read ever waits long), and a 1 s deadline."""
+    settings.MMW_WEBHOOK_ALLOW_HTTP = True
+    settings.MMW_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    settings.MMW_WEBHOOK_TIMEOUT = 1.0
+    running = DripServer(interval=0.1)
+    yield running
+    running.close()
+
+
+def test_a_receiver_dripping_its_answer_is_cut_at_the_deadline_and_the_delivery_fails(
+    tenancy: Tenancy, drip: DripServer
+) -> None:
+    endpoint(tenancy, drip.url, events=["memory.created"])
+    write(tenancy.alice.key, content="a fact")
+    now = later()
+    webhooks.scan(now=now)
+    started = time.monotonic()
+    assert webhooks.deliver_due(now=now) == 1
+    assert time.monotonic() - started < 1.6  # not the ~7 s the drip would take
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.last_error == "timed out: the answer took longer than 1 s"
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, None)
+    assert delivery.next_attempt_at == now + FIRST_RETRY
+
+
+def test_another_accounts_test_event_leaves_at_once_while_one_accounts_receiver_drips(
+    tenancy: Tenancy, drip: DripServer, receiver: Receiver
+) -> None:
+    endpoint(tenancy, drip.url, events=["memory.created"])  # Alice's account: a slow receiver
+    for i in range(3):
+        write(tenancy.alice.key, content=f"fact {i}")
+    webhooks.scan(now=later())
+    charlie = tenancy.charlie
+    hook = webhooks.endpoint_create(
+        project=charlie.project, actor=charlie.user, url=receiver.url, events=["memory.created"], include_content=False
+    )
+    webhooks.endpoint_send_test(project=charlie.project, actor=charlie.user, endpoint_id=hook.pk)
+    started = time.monotonic()
+    assert webhooks.deliver_due(now=later()) == 4
+    took = time.monotonic() - started
+    assert receiver.arrived[0] - started < 0.5  # not after Alice's three slow deliveries
+    assert json.loads(receiver.received[0][1])["type"] == "test"
+    assert drip.connections == 3  # Alice's deliveries went one at a time, each cut at 1 s
+    assert 2.9 < took < 4.5
+    failed = WebhookDelivery.objects.filter(endpoint__project=tenancy.alice.project)
+    assert {d.last_error for d in failed} == {"timed out: the answer took longer than 1 s"}
+    assert WebhookDelivery.objects.get(endpoint=hook).status == "succeeded"
+
+
+def test_an_account_whose_lane_another_process_holds_is_left_to_it(tenancy: Tenancy, receiver: Receiver) -> None:
+    endpoint(tenancy, receiver.url, events=["memory.created"])
+    write(tenancy.alice.key, content="a fact")
+    webhooks.scan(now=later())
+    other = connection.get_new_connection(connection.get_connection_params())  # another worker's loop
+    try:
+        lane = [LANE_LOCK, str(tenancy.alice.account.pk)]
+        other.execute("SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))", lane)
+        assert webhooks.deliver_due(now=later()) == 0
+        other.execute("SELECT pg_advisory_unlock(hashtext(%s), hashtext(%s))", lane)
+    finally:
+        other.close()
+    assert webhooks.deliver_due(now=later()) == 1
+    assert len(receiver.received) == 1
