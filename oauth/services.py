@@ -25,7 +25,7 @@ from django.utils import timezone
 from accounts.keys import ACCESS_TOKEN_PREFIX, principal_for
 from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Project, User
 from accounts.services import audit_record
-from mmw import text
+from mmw import locks, text
 from mmw.errors import Forbidden, InvalidInput
 from oauth.models import AuthorizationCode, Client, Grant, PendingAuthorization, Token
 from orgs.selectors import may_revoke
@@ -40,6 +40,9 @@ MAX_CLIENT_NAME = 200
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
 DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
 TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
+# why a family was revoked (the audit row's ``reason``)
+CODE_REUSED = "authorization_code_reused"
+REFRESH_REUSED = "refresh_token_reused"
 
 
 def digest(raw: str) -> str:
@@ -262,36 +265,36 @@ class IssuedTokens:
     scopes: list[str]
 
 
-def _issue(
-    grant: Grant, scopes: list[str], *, family: uuid.UUID | None = None, code: AuthorizationCode | None = None
-) -> IssuedTokens:
+def _issue(grant: Grant, scopes: list[str], *, family: uuid.UUID) -> IssuedTokens:
+    """A new access and refresh token pair of ``family`` (the caller holds the family's lock)."""
     now = timezone.now()
     access, refresh = new_secret(ACCESS_TOKEN_PREFIX), new_secret(REFRESH_TOKEN_PREFIX)
-    extra = {"family": family} if family is not None else {}
-    first = Token.objects.create(
-        grant=grant,
-        kind=Token.Kind.REFRESH,
-        digest=digest(refresh),
-        code=code,
-        scopes=scopes,
-        expires_at=now + timedelta(seconds=settings.MMW_OAUTH_REFRESH_TOKEN_SECONDS),
-        **extra,
-    )
-    Token.objects.create(
-        grant=grant,
-        kind=Token.Kind.ACCESS,
-        digest=digest(access),
-        family=first.family,
-        code=code,
-        scopes=scopes,
-        expires_at=now + timedelta(seconds=settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS),
-    )
+    for kind, raw, seconds in (
+        (Token.Kind.REFRESH, refresh, settings.MMW_OAUTH_REFRESH_TOKEN_SECONDS),
+        (Token.Kind.ACCESS, access, settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS),
+    ):
+        Token.objects.create(
+            grant=grant,
+            kind=kind,
+            digest=digest(raw),
+            family=family,
+            scopes=scopes,
+            expires_at=now + timedelta(seconds=seconds),
+        )
     return IssuedTokens(access, refresh, settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS, scopes)
 
 
+def _lock_family(family: uuid.UUID) -> None:
+    """Serialise what issues into and what revokes ``family`` until the transaction ends: a
+    revocation that ran while a rotation was issuing would miss the pair that rotation had not
+    committed yet."""
+    locks.advisory_xact_lock("oauth-token-family", str(family))
+
+
 def code_find(*, client_id: str, raw_code: str) -> AuthorizationCode | None:
-    """The live code, or ``None``. A code presented again after its exchange is a replay: the
-    tokens it produced are revoked (RFC 6749 §4.1.2) and ``None`` is returned."""
+    """The live code, or ``None``. A code presented again after its exchange is a replay: every
+    token descended from it, rotated ones included, is revoked (RFC 6749 §4.1.2) and ``None`` is
+    returned."""
     code = (
         AuthorizationCode.objects.select_related("grant__client")
         .filter(digest=digest(raw_code), grant__client__client_id=client_id)
@@ -300,19 +303,24 @@ def code_find(*, client_id: str, raw_code: str) -> AuthorizationCode | None:
     if code is None:
         return None
     if code.used_at is not None:
-        Token.objects.filter(code=code, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        family_revoke(family=code.family, reason=CODE_REUSED)
         return None
     if code.grant.revoked_at is not None:
         return None
     return code
 
 
-@transaction.atomic
 def code_exchange(*, code: AuthorizationCode) -> IssuedTokens:
-    """Spend the code once (a concurrent second exchange finds it used) and issue the first pair."""
-    if AuthorizationCode.objects.filter(pk=code.pk, used_at__isnull=True).update(used_at=timezone.now()) != 1:
-        raise InvalidInput("authorization code was already used")
-    return _issue(code.grant, list(code.grant.scopes), code=code)
+    """Spend the code once and issue the first pair of its family. A second exchange that got
+    past ``code_find`` at the same time is the same replay: refused, and the family revoked (the
+    revocation commits; the refusal does not undo it)."""
+    with transaction.atomic():
+        _lock_family(code.family)
+        spent = AuthorizationCode.objects.filter(pk=code.pk, used_at__isnull=True).update(used_at=timezone.now())
+        if spent == 1:
+            return _issue(code.grant, list(code.grant.scopes), family=code.family)
+    family_revoke(family=code.family, reason=CODE_REUSED)
+    raise InvalidInput("authorization code was already used")
 
 
 def refresh_find(*, client_id: str, raw_token: str) -> Token | None:
@@ -326,28 +334,32 @@ def refresh_find(*, client_id: str, raw_token: str) -> Token | None:
     if token is None or token.revoked_at is not None or token.grant.revoked_at is not None:
         return None
     if token.used_at is not None:
-        family_revoke(family=token.family, reason="refresh_token_reused")
+        family_revoke(family=token.family, reason=REFRESH_REUSED)
         return None
     return token
 
 
-@transaction.atomic
 def refresh_exchange(*, token: Token, scopes: list[str]) -> IssuedTokens:
-    """Rotate: the presented refresh token is spent, a new pair of the same family is issued."""
-    spent = Token.objects.filter(pk=token.pk, used_at__isnull=True, revoked_at__isnull=True).update(
-        used_at=timezone.now()
-    )
-    if spent != 1:
-        family_revoke(family=token.family, reason="refresh_token_reused")
-        raise InvalidInput("refresh token was already used")
-    narrowed = [s for s in scopes if s in token.scopes] or list(token.scopes)
-    return _issue(token.grant, narrowed, family=token.family)
+    """Rotate: the presented refresh token is spent, a new pair of the same family is issued. A
+    token spent or revoked meanwhile is refused, and its family revoked (that revocation commits)."""
+    with transaction.atomic():
+        _lock_family(token.family)
+        spent = Token.objects.filter(pk=token.pk, used_at__isnull=True, revoked_at__isnull=True).update(
+            used_at=timezone.now()
+        )
+        if spent == 1:
+            narrowed = [s for s in scopes if s in token.scopes] or list(token.scopes)
+            return _issue(token.grant, narrowed, family=token.family)
+    family_revoke(family=token.family, reason=REFRESH_REUSED)
+    raise InvalidInput("refresh token was already used")
 
 
 def family_revoke(*, family: uuid.UUID, reason: str) -> int:
-    """Revoke every token of a refresh chain (and the access tokens issued with it)."""
+    """Revoke every token of a family (every access and refresh token descended from one code),
+    once a rotation of it in flight has committed; audited when it revoked anything."""
     now = timezone.now()
     with transaction.atomic():
+        _lock_family(family)
         count = Token.objects.filter(family=family, revoked_at__isnull=True).update(revoked_at=now)
         grant = Grant.objects.filter(tokens__family=family).select_related("project__account").first()
         if grant is not None and count:
