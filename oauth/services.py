@@ -27,15 +27,16 @@ from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Project, User
 from accounts.services import audit_record
 from mmw import locks, text
 from mmw.errors import Forbidden, InvalidInput
+from oauth import inputs
 from oauth.models import AuthorizationCode, Client, Grant, PendingAuthorization, Token
 from orgs.selectors import may_revoke
 
 REFRESH_TOKEN_PREFIX = "mmwrt_"  # noqa: S105 - a public prefix, not a secret
 CODE_PREFIX = "mmwac_"
 MAX_REDIRECT_URIS = 5
-MAX_REDIRECT_URI_LENGTH = 2000
+MAX_REDIRECT_URI_LENGTH = inputs.MAX_URI
 MAX_CLIENT_NAME = 200
-# The scopes a person may grant (SPEC §10). A client that names none asks for the memory scopes
+# The scopes a person may grant (docs/oauth.md). A client that names none asks for the memory scopes
 # only: the ledger's financial records are granted when a client asks for them (docs/ledger.md).
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
 DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
@@ -62,7 +63,13 @@ def redirect_uri_refusal(uri: str) -> str | None:
     fragment (RFC 6749 §3.1.2), no userinfo, bounded length."""
     if len(uri) > MAX_REDIRECT_URI_LENGTH:
         return f"redirect URI longer than {MAX_REDIRECT_URI_LENGTH} characters"
-    parts = urlsplit(uri)
+    if not uri.isprintable():
+        return "redirect URI must not contain control characters"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - parsed lazily: a bad port raises here
+    except ValueError:
+        return f"redirect URI is not a valid URI: {uri}"
     if parts.fragment or "#" in uri:
         return f"redirect URI must not have a fragment: {uri}"
     if not parts.hostname or "@" in parts.netloc:
@@ -81,6 +88,17 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _is_http_url(uri: str) -> bool:
+    """An http(s) URL with a host, short and printable enough to store and show as a link."""
+    if len(uri) > MAX_REDIRECT_URI_LENGTH or not uri.isprintable():
+        return False
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 @dataclass(frozen=True)
@@ -112,8 +130,10 @@ def _client_fields(info: ClientInput) -> dict[str, object]:
     unknown = set((info.scope or "").split()) - set(GRANTABLE_SCOPES)
     if unknown:
         raise InvalidInput(f"unknown scope(s): {', '.join(sorted(unknown))}")
-    if info.client_uri and len(info.client_uri) > MAX_REDIRECT_URI_LENGTH:
-        raise InvalidInput("client_uri is too long")
+    if info.client_uri and not _is_http_url(info.client_uri):
+        raise InvalidInput(
+            f"client_uri must be an http or https URL of at most {MAX_REDIRECT_URI_LENGTH} printable characters"
+        )
     return {
         "secret_digest": digest(info.client_secret) if info.client_secret else "",
         "client_name": name,
@@ -180,11 +200,17 @@ def authorization_begin(
     scopes: Iterable[str] | None,
     resource: str,
 ) -> PendingAuthorization:
-    """Park a validated authorization request until the person answers on the consent page."""
+    """Park a validated authorization request until the person answers on the consent page.
+    ``InvalidInput`` carries the OAuth error code of a refusal (``invalid_request`` for a
+    ``state`` or ``code_challenge`` out of bounds, ``invalid_scope``)."""
+    for param, value in ((inputs.STATE, state or ""), (inputs.CODE_CHALLENGE, code_challenge)):
+        problem = inputs.problem(param, value)
+        if problem:
+            raise InvalidInput(problem, code="invalid_request")
     wanted = sorted(set(scopes or DEFAULT_SCOPES))
     unknown = [s for s in wanted if s not in GRANTABLE_SCOPES]
     if unknown:
-        raise InvalidInput(f"unknown scope(s): {', '.join(unknown)}")
+        raise InvalidInput(f"unknown scope(s): {', '.join(unknown)}", code="invalid_scope")
     return PendingAuthorization.objects.create(
         public_id=secrets.token_urlsafe(24),
         client=client,
