@@ -12,6 +12,7 @@ URLs inside the metadata come from settings at each request (``oauth.config``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -35,7 +36,7 @@ from billing import counters
 from memories.mcp.threads import run_sync
 from mmw.errors import MMWError
 from oauth import client_metadata, config, inputs, selectors, services
-from oauth.provider import MmwClientAuthenticator, MmwProvider
+from oauth.provider import MmwClientAuthenticator, MmwProvider, registration_answer
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"  # noqa: S105 - a path
@@ -187,7 +188,8 @@ def _oauth_error(error: str, description: str, status: int = 400) -> JSONRespons
 def _token(handler: TokenHandler) -> Callable[[Request], Awaitable[Response]]:
     """The SDK's token endpoint behind MMW's bounds: a parameter sent twice or out of bounds is
     ``invalid_request``, a ``resource`` other than ``/mcp`` is ``invalid_target`` (RFC 8707 §2;
-    the SDK's handler does not look at it), before the code or refresh token is looked up. The
+    the SDK's handler does not look at it), before the code or refresh token is looked up (a
+    refused request spends nothing). The
     client's own parameters are bounded by its authentication (``MmwClientAuthenticator``, 401)."""
 
     async def endpoint(request: Request) -> Response:
@@ -195,6 +197,9 @@ def _token(handler: TokenHandler) -> Callable[[Request], Awaitable[Response]]:
         problem = inputs.first_problem(form, inputs.TOKEN_READS, inputs.TOKEN_GRANT)
         if problem:
             return _oauth_error("invalid_request", problem)
+        resource = form.get("resource")
+        if resource is not None and not (isinstance(resource, str) and config.is_mcp_resource(resource)):
+            return _oauth_error("invalid_target", config.wrong_resource())
         answer: Response = await handler.handle(request)  # the SDK leaves its return type out
         return answer
 
@@ -254,6 +259,26 @@ async def _metadata_document_refusal(request: Request) -> Response | None:
     return None
 
 
+def _register(handler: RegistrationHandler) -> Callable[[Request], Awaitable[Response]]:
+    """The SDK's registration endpoint, answering what MMW stored (RFC 7591 §3.2.1: the response
+    holds the client's registered metadata). The SDK echoes the request as it parsed it —
+    grant and response types MMW dropped, fields it never keeps; only the credentials it minted
+    (``client_id``, ``client_secret``, ``client_secret_expires_at``) are taken from its answer."""
+
+    async def endpoint(request: Request) -> Response:
+        answer: Response = await handler.handle(request)  # the SDK leaves its return type out
+        if answer.status_code != 201:
+            return answer
+        minted = json.loads(bytes(answer.body))
+        client = await run_sync(selectors.client_by_id, client_id=minted["client_id"])
+        body = registration_answer(
+            client, client_secret=minted.get("client_secret"), secret_expires_at=minted.get("client_secret_expires_at")
+        )
+        return JSONResponse(body, status_code=201, headers={"Cache-Control": "no-store"})
+
+    return endpoint
+
+
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
     return RequestBodyLimitMiddleware(app, limit)
 
@@ -279,7 +304,9 @@ def build_router() -> Router:
         ),
         Route(
             REGISTER_PATH,
-            RegistrationLimit(_limited(cors_middleware(register.handle, ["POST", "OPTIONS"]), REGISTRATION_BODY_BYTES)),
+            RegistrationLimit(
+                _limited(cors_middleware(_register(register), ["POST", "OPTIONS"]), REGISTRATION_BODY_BYTES)
+            ),
             methods=["POST", "OPTIONS"],
         ),
         Route(

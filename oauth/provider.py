@@ -69,6 +69,28 @@ def _client_info(client: models.Client) -> ExactRedirectClient:
     )
 
 
+def registration_answer(
+    client: models.Client, *, client_secret: str | None, secret_expires_at: int | None
+) -> dict[str, Any]:
+    """RFC 7591 §3.2.1: the client's registered metadata — what MMW stored and uses, nothing
+    else — with the secret minted for a confidential client (shown this once)."""
+    answer: dict[str, Any] = {
+        "client_id": client.client_id,
+        "client_id_issued_at": int(client.created_at.timestamp()),
+        "client_name": client.client_name,
+        "redirect_uris": list(client.redirect_uris),
+        "grant_types": list(client.grant_types),
+        "response_types": list(services.RESPONSE_TYPES),
+        "token_endpoint_auth_method": client.token_endpoint_auth_method,
+        "scope": client.scope or " ".join(services.DEFAULT_SCOPES),
+    }
+    if client.client_uri:
+        answer["client_uri"] = client.client_uri
+    if client_secret:
+        answer |= {"client_secret": client_secret, "client_secret_expires_at": secret_expires_at or 0}
+    return answer
+
+
 class MmwCode(AuthorizationCode):
     pk: int
 

@@ -41,6 +41,10 @@ MAX_CLIENT_NAME = 200
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
 DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
 TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
+# What a client may register (RFC 7591 §2): other grant and response types are dropped, and the
+# registration answer states what was kept.
+GRANT_TYPES: tuple[str, ...] = ("authorization_code", "refresh_token")
+RESPONSE_TYPES: tuple[str, ...] = ("code",)
 # why a family was revoked (the audit row's ``reason``)
 CODE_REUSED = "authorization_code_reused"
 REFRESH_REUSED = "refresh_token_reused"
@@ -138,7 +142,7 @@ def _client_fields(info: ClientInput) -> dict[str, object]:
         "secret_digest": digest(info.client_secret) if info.client_secret else "",
         "client_name": name,
         "redirect_uris": list(info.redirect_uris),
-        "grant_types": [g for g in info.grant_types if g in ("authorization_code", "refresh_token")],
+        "grant_types": [g for g in GRANT_TYPES if g in info.grant_types],
         "token_endpoint_auth_method": info.token_endpoint_auth_method,
         "scope": " ".join(sorted(set((info.scope or "").split()))),
         "client_uri": info.client_uri or "",
