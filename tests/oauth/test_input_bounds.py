@@ -290,3 +290,51 @@ def test_every_bound_is_on_the_reference_pages() -> None:
         if param is not inputs.TOKEN and param is not inputs.ACCESS_TOKEN:  # never answered: 200 / 401
             assert f"`{param.rule}`" in errors, param.rule
     assert "`<name> must be sent once`" in errors
+
+
+# --- a sweep: no value of any parameter is a 500 or a server_error ------------------------------
+
+NASTY = ["x" * 5000, "a\x00b", "é\u202e", "", "\r\n", "%00"]
+
+
+def _authorize_failures(url: str, client_id: str) -> list[str]:
+    _, challenge = pkce()
+    base = {
+        "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "code_challenge": challenge,
+        "code_challenge_method": "S256", "state": "st", "resource": f"{url}/mcp", "scope": "memory:read",
+    }  # fmt: skip
+    failures = []
+    for name in base:
+        for value in NASTY:
+            for answer in (
+                httpx.get(f"{url}/oauth/authorize", params={**base, name: value}),
+                httpx.post(f"{url}/oauth/authorize", data={**base, name: value}),
+            ):
+                if answer.status_code >= 500 or "server_error" in answer.headers.get("location", ""):
+                    failures.append(f"authorize {answer.request.method} {name}={value[:12]!r}: {answer.status_code}")
+    return failures
+
+
+def _token_and_revoke_failures(url: str, client_id: str) -> list[str]:
+    base = {
+        "client_id": client_id, "code": "mmwac_x", "code_verifier": UNRESERVED_43, "redirect_uri": REDIRECT,
+        "resource": f"{url}/mcp", "refresh_token": "mmwrt_x", "scope": "memory:read", "client_secret": "s",
+        "token": "mmwrt_x",
+    }  # fmt: skip
+    failures = []
+    for grant_type in ("authorization_code", "refresh_token"):
+        for name in base:
+            for value in NASTY:
+                form = {**base, "grant_type": grant_type, name: value}
+                for path in ("/oauth/token", "/oauth/revoke"):
+                    answer = httpx.post(f"{url}{path}", data=form)
+                    if answer.status_code >= 500:
+                        failures.append(f"{path} {grant_type} {name}={value[:12]!r}: {answer.status_code}")
+    return failures
+
+
+def test_no_parameter_value_is_answered_500_or_server_error(public_url: str) -> None:
+    client = register(public_url)
+    failures = _authorize_failures(public_url, client["client_id"])
+    failures += _token_and_revoke_failures(public_url, client["client_id"])
+    assert failures == []
