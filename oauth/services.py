@@ -134,6 +134,9 @@ def _client_fields(info: ClientInput) -> dict[str, object]:
     unknown = set((info.scope or "").split()) - set(GRANTABLE_SCOPES)
     if unknown:
         raise InvalidInput(f"unknown scope(s): {', '.join(sorted(unknown))}")
+    grant_types = [g for g in GRANT_TYPES if g in info.grant_types]
+    if "authorization_code" not in grant_types:
+        raise InvalidInput("grant_types must include authorization_code")
     if info.client_uri and not _is_http_url(info.client_uri):
         raise InvalidInput(
             f"client_uri must be an http or https URL of at most {MAX_REDIRECT_URI_LENGTH} printable characters"
@@ -142,7 +145,7 @@ def _client_fields(info: ClientInput) -> dict[str, object]:
         "secret_digest": digest(info.client_secret) if info.client_secret else "",
         "client_name": name,
         "redirect_uris": list(info.redirect_uris),
-        "grant_types": [g for g in GRANT_TYPES if g in info.grant_types],
+        "grant_types": grant_types,
         "token_endpoint_auth_method": info.token_endpoint_auth_method,
         "scope": " ".join(sorted(set((info.scope or "").split()))),
         "client_uri": info.client_uri or "",

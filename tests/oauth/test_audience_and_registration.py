@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from mmw.errors import InvalidInput
 from oauth import services
 from oauth.models import Client
 from tests import live
@@ -101,3 +102,17 @@ def test_a_public_client_is_answered_without_a_secret(public_url: str) -> None:
     assert "client_uri" not in answer
     assert answer["token_endpoint_auth_method"] == "none"
     assert answer["scope"] == "memory:read memory:write"
+
+
+@pytest.mark.django_db
+def test_a_client_without_the_code_grant_is_refused_not_stored_empty() -> None:
+    """Registration's handler refuses it already; a client metadata document goes through the
+    same service, which would otherwise store no grant type at all."""
+    info = services.ClientInput(
+        client_id="https://app.example/client.json", client_name="Doc", redirect_uris=[REDIRECT],
+        grant_types=["client_credentials"], token_endpoint_auth_method="none", scope="", client_uri="",
+        client_secret=None,
+    )  # fmt: skip
+    with pytest.raises(InvalidInput, match=r"^grant_types must include authorization_code$"):
+        services.client_register(info=info)
+    assert not Client.objects.exists()
