@@ -189,8 +189,8 @@ def _token(handler: TokenHandler) -> Callable[[Request], Awaitable[Response]]:
     """The SDK's token endpoint behind MMW's bounds: a parameter sent twice or out of bounds is
     ``invalid_request``, a ``resource`` other than ``/mcp`` is ``invalid_target`` (RFC 8707 §2;
     the SDK's handler does not look at it), before the code or refresh token is looked up (a
-    refused request spends nothing). The
-    client's own parameters are bounded by its authentication (``MmwClientAuthenticator``, 401)."""
+    refused request spends nothing). The client's own parameters are bounded by its
+    authentication (``MmwClientAuthenticator``, 401)."""
 
     async def endpoint(request: Request) -> Response:
         form = await request.form()

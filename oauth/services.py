@@ -68,7 +68,7 @@ def redirect_uri_refusal(uri: str) -> str | None:
     if len(uri) > MAX_REDIRECT_URI_LENGTH:
         return f"redirect URI longer than {MAX_REDIRECT_URI_LENGTH} characters"
     if not uri.isprintable():
-        return "redirect URI must not contain control characters"
+        return "redirect URI must not contain control or bidi characters"
     try:
         parts = urlsplit(uri)
         parts.port  # noqa: B018 - parsed lazily: a bad port raises here

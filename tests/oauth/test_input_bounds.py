@@ -84,8 +84,8 @@ def test_a_parked_request_refuses_an_out_of_bounds_state_or_challenge(field: str
     ("uri", "refusal"),
     [
         ("https://[::1/cb", "redirect URI is not a valid URI: https://[::1/cb"),
-        ("https://app.example/c\x00b", "redirect URI must not contain control characters"),
-        ("https://app.example/c\nb", "redirect URI must not contain control characters"),
+        ("https://app.example/c\x00b", "redirect URI must not contain control or bidi characters"),
+        ("https://app.example/c\nb", "redirect URI must not contain control or bidi characters"),
     ],
 )
 def test_a_redirect_uri_that_cannot_be_parsed_or_stored_is_refused_not_raised(uri: str, refusal: str) -> None:
