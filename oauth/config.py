@@ -18,6 +18,16 @@ def mcp_resource() -> str:
     return f"{settings.PUBLIC_URL.rstrip('/')}/mcp"
 
 
+def is_mcp_resource(resource: str) -> bool:
+    """Whether an RFC 8707 ``resource`` names MMW's MCP endpoint (a trailing slash tolerated)."""
+    return resource.rstrip("/") == mcp_resource()
+
+
+def wrong_resource() -> str:
+    """The ``invalid_target`` refusal of any other ``resource``."""
+    return f"this server issues tokens only for {mcp_resource()}"
+
+
 def resource_metadata_url() -> str:
     """RFC 9728 §3.1: the well-known path inserted before the resource's path."""
     return f"{settings.PUBLIC_URL.rstrip('/')}/.well-known/oauth-protected-resource/mcp"

@@ -12,6 +12,7 @@ URLs inside the metadata come from settings at each request (``oauth.config``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -34,8 +35,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from billing import counters
 from memories.mcp.threads import run_sync
 from mmw.errors import MMWError
-from oauth import client_metadata, config, models, selectors, services
-from oauth.provider import MmwClientAuthenticator, MmwProvider
+from oauth import client_metadata, config, inputs, selectors, services
+from oauth.provider import MmwClientAuthenticator, MmwProvider, registration_answer
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"  # noqa: S105 - a path
@@ -166,11 +167,43 @@ async def _revoke(request: Request) -> Response:
         client = await _authenticator.authenticate_request(request)
     except AuthenticationError as exc:
         return JSONResponse({"error": "invalid_client", "error_description": exc.message}, status_code=401)
-    token = (await request.form()).get("token")
+    form = await request.form()
+    twice = inputs.first_problem(form, inputs.REVOKE_READS, ())
+    if twice:
+        return _oauth_error("invalid_request", twice)
+    token = form.get("token")
     if not isinstance(token, str) or not token:
-        return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
-    await run_sync(services.token_revoke, raw_token=token[:200], client_id=client.client_id)
+        return _oauth_error("invalid_request", "token is required")
+    if not inputs.problem(inputs.TOKEN, token):  # out of bounds: no token MMW issued (RFC 7009 §2.2)
+        await run_sync(services.token_revoke, raw_token=token, client_id=client.client_id)
     return Response(status_code=200, headers={"Cache-Control": "no-store"})
+
+
+def _oauth_error(error: str, description: str, status: int = 400) -> JSONResponse:
+    """An RFC 6749 §5.2 error answer, never cached."""
+    body = {"error": error, "error_description": description}
+    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _token(handler: TokenHandler) -> Callable[[Request], Awaitable[Response]]:
+    """The SDK's token endpoint behind MMW's bounds: a parameter sent twice or out of bounds is
+    ``invalid_request``, a ``resource`` other than ``/mcp`` is ``invalid_target`` (RFC 8707 §2;
+    the SDK's handler does not look at it), before the code or refresh token is looked up (a
+    refused request spends nothing). The client's own parameters are bounded by its
+    authentication (``MmwClientAuthenticator``, 401)."""
+
+    async def endpoint(request: Request) -> Response:
+        form = await request.form()
+        problem = inputs.first_problem(form, inputs.TOKEN_READS, inputs.TOKEN_GRANT)
+        if problem:
+            return _oauth_error("invalid_request", problem)
+        resource = form.get("resource")
+        if resource is not None and not (isinstance(resource, str) and config.is_mcp_resource(resource)):
+            return _oauth_error("invalid_target", config.wrong_resource())
+        answer: Response = await handler.handle(request)  # the SDK leaves its return type out
+        return answer
+
+    return endpoint
 
 
 def with_iss(location: str) -> str:
@@ -185,9 +218,16 @@ def with_iss(location: str) -> str:
 def _authorize(handler: AuthorizationHandler) -> Callable[[Request], Awaitable[Response]]:
     """The SDK's authorization endpoint, with ``iss`` on every redirect that answers the client
     (its error redirects); the redirect to MMW's own consent page is not an answer and stays as is
-    (the consent page adds ``iss`` to the answer it sends)."""
+    (the consent page adds ``iss`` to the answer it sends). The parameters read before the
+    redirect URI is trusted (``inputs.AUTHORIZE_BEFORE_REDIRECT``, and any sent twice) are
+    bounded first: their refusal is a 400, since an answer at the redirect URI must carry the
+    ``state`` unchanged and an out-of-bounds one cannot be."""
 
     async def endpoint(request: Request) -> Response:
+        params = request.query_params if request.method == "GET" else await request.form()
+        problem = inputs.first_problem(params, inputs.AUTHORIZE_READS, inputs.AUTHORIZE_BEFORE_REDIRECT)
+        if problem:  # before the redirect URI is trusted: answered here, never redirected
+            return _oauth_error("invalid_request", problem)
         refusal = await _metadata_document_refusal(request)
         if refusal is not None:
             return refusal
@@ -213,11 +253,30 @@ async def _metadata_document_refusal(request: Request) -> Response | None:
     if limited is not None:
         return limited
     try:
-        await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
+        await run_sync(client_metadata.resolve, client_id)
     except MMWError as exc:
-        body = {"error": "invalid_request", "error_description": exc.message}
-        return JSONResponse(body, status_code=400, headers={"Cache-Control": "no-store"})
+        return _oauth_error("invalid_request", exc.message)
     return None
+
+
+def _register(handler: RegistrationHandler) -> Callable[[Request], Awaitable[Response]]:
+    """The SDK's registration endpoint, answering what MMW stored (RFC 7591 §3.2.1: the response
+    holds the client's registered metadata). The SDK echoes the request as it parsed it —
+    grant and response types MMW dropped, fields it never keeps; only the credentials it minted
+    (``client_id``, ``client_secret``, ``client_secret_expires_at``) are taken from its answer."""
+
+    async def endpoint(request: Request) -> Response:
+        answer: Response = await handler.handle(request)  # the SDK leaves its return type out
+        if answer.status_code != 201:
+            return answer
+        minted = json.loads(bytes(answer.body))
+        client = await run_sync(selectors.client_by_id, client_id=minted["client_id"])
+        body = registration_answer(
+            client, client_secret=minted.get("client_secret"), secret_expires_at=minted.get("client_secret_expires_at")
+        )
+        return JSONResponse(body, status_code=201, headers={"Cache-Control": "no-store"})
+
+    return endpoint
 
 
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
@@ -240,12 +299,14 @@ def build_router() -> Router:
         ),
         Route(
             TOKEN_PATH,
-            _limited(cors_middleware(token.handle, ["POST", "OPTIONS"]), FORM_BODY_BYTES),
+            _limited(cors_middleware(_token(token), ["POST", "OPTIONS"]), FORM_BODY_BYTES),
             methods=["POST", "OPTIONS"],
         ),
         Route(
             REGISTER_PATH,
-            RegistrationLimit(_limited(cors_middleware(register.handle, ["POST", "OPTIONS"]), REGISTRATION_BODY_BYTES)),
+            RegistrationLimit(
+                _limited(cors_middleware(_register(register), ["POST", "OPTIONS"]), REGISTRATION_BODY_BYTES)
+            ),
             methods=["POST", "OPTIONS"],
         ),
         Route(

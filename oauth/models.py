@@ -3,8 +3,10 @@ issued under a grant (authorization codes, access and refresh tokens), all store
 
 A ``Grant`` is one consent: a person let one client act in one project with some scopes. Every
 code and token belongs to a grant; revoking the grant stops all of them at once (the resolver
-checks the grant on every request). Refresh tokens of one chain share a ``family``: presenting a
-rotated refresh token again revokes the whole family (RFC 9700 §4.14.2).
+checks the grant on every request). An authorization code names a ``family`` when it is created;
+every access and refresh token descended from it — the pair its exchange issues and every pair
+rotated from those — carries that family. Presenting the code again (RFC 6749 §4.1.2) or a rotated
+refresh token again (RFC 9700 §4.14.2) revokes the whole family.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ class Grant(models.Model):
 class AuthorizationCode(models.Model):
     grant = models.ForeignKey(Grant, on_delete=models.CASCADE, related_name="codes")
     digest = models.CharField(max_length=64, unique=True)
+    # the family of every token descended from this code: a replayed code revokes it
+    family = models.UUIDField(default=uuid.uuid4, unique=True)
     code_challenge = models.CharField(max_length=128)
     redirect_uri = models.CharField(max_length=2000)
     redirect_uri_explicit = models.BooleanField(default=True)
@@ -108,9 +112,8 @@ class Token(models.Model):
     grant = models.ForeignKey(Grant, on_delete=models.CASCADE, related_name="tokens")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     digest = models.CharField(max_length=64, unique=True)
-    family = models.UUIDField(default=uuid.uuid4, db_index=True)
-    # the code this chain started from: a replayed code revokes what it issued (RFC 6749 §4.1.2)
-    code = models.ForeignKey(AuthorizationCode, null=True, on_delete=models.SET_NULL, related_name="tokens")
+    # the family of the code this token descends from (``AuthorizationCode.family``)
+    family = models.UUIDField(db_index=True)
     scopes = ArrayField(models.CharField(max_length=32))
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,6 +14,7 @@ from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAu
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
+    AuthorizationErrorCode,
     AuthorizationParams,
     AuthorizeError,
     OAuthAuthorizationServerProvider,
@@ -28,7 +29,13 @@ from starlette.requests import Request
 from accounts.keys import resolve_access_token
 from memories.mcp.threads import run_sync
 from mmw.errors import MMWError
-from oauth import client_metadata, config, models, services
+from oauth import client_metadata, config, inputs, models, services
+
+# The OAuth error codes ``services.authorization_begin`` refusals carry (``MMWError.code``).
+AUTHORIZE_ERRORS: dict[str, AuthorizationErrorCode] = {
+    "invalid_request": "invalid_request",
+    "invalid_scope": "invalid_scope",
+}
 
 
 class ExactRedirectClient(OAuthClientInformationFull):
@@ -62,6 +69,28 @@ def _client_info(client: models.Client) -> ExactRedirectClient:
     )
 
 
+def registration_answer(
+    client: models.Client, *, client_secret: str | None, secret_expires_at: int | None
+) -> dict[str, Any]:
+    """RFC 7591 §3.2.1: the client's registered metadata — what MMW stored and uses, nothing
+    else — with the secret minted for a confidential client (shown this once)."""
+    answer: dict[str, Any] = {
+        "client_id": client.client_id,
+        "client_id_issued_at": int(client.created_at.timestamp()),
+        "client_name": client.client_name,
+        "redirect_uris": list(client.redirect_uris),
+        "grant_types": list(client.grant_types),
+        "response_types": list(services.RESPONSE_TYPES),
+        "token_endpoint_auth_method": client.token_endpoint_auth_method,
+        "scope": client.scope or " ".join(services.DEFAULT_SCOPES),
+    }
+    if client.client_uri:
+        answer["client_uri"] = client.client_uri
+    if client_secret:
+        answer |= {"client_secret": client_secret, "client_secret_expires_at": secret_expires_at or 0}
+    return answer
+
+
 class MmwCode(AuthorizationCode):
     pk: int
 
@@ -75,16 +104,17 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         """A registered client, or the one a client ID metadata document describes (fetched, or
-        cached; ``None`` when it cannot be used — ``oauth.endpoints`` says why at authorization)."""
+        cached; ``None`` when it cannot be used, or ``client_id`` is out of bounds — ``oauth.endpoints``
+        says why)."""
+        if inputs.problem(inputs.CLIENT_ID, client_id):
+            return None
         if client_metadata.is_metadata_url(client_id):
             try:
-                client = await run_sync(client_metadata.resolve, client_id[: models.MAX_CLIENT_ID + 1])
+                client = await run_sync(client_metadata.resolve, client_id)
             except MMWError:
                 return None
             return _client_info(client)
-        found = await run_sync(
-            lambda: models.Client.objects.filter(client_id=client_id[: models.MAX_CLIENT_ID]).first()
-        )
+        found = await run_sync(lambda: models.Client.objects.filter(client_id=client_id).first())
         return _client_info(found) if found is not None else None
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -106,9 +136,9 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
             raise RegistrationError("invalid_client_metadata", exc.message) from None
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
-        resource = (params.resource or config.mcp_resource()).rstrip("/")
-        if resource != config.mcp_resource():
-            raise AuthorizeError("invalid_target", f"this server issues tokens only for {config.mcp_resource()}")
+        if params.resource is not None and not config.is_mcp_resource(params.resource):
+            raise AuthorizeError("invalid_target", config.wrong_resource())
+        resource = config.mcp_resource()
 
         def begin() -> str:
             row = models.Client.objects.get(client_id=client.client_id)
@@ -126,12 +156,14 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
         try:
             return await run_sync(begin)
         except MMWError as exc:
-            raise AuthorizeError("invalid_scope", exc.message) from None
+            raise AuthorizeError(AUTHORIZE_ERRORS.get(exc.code, "invalid_request"), exc.message) from None
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
     ) -> MmwCode | None:
-        code = await run_sync(services.code_find, client_id=client.client_id, raw_code=authorization_code[:200])
+        if inputs.problem(inputs.CODE, authorization_code):
+            return None
+        code = await run_sync(services.code_find, client_id=client.client_id, raw_code=authorization_code)
         if code is None:
             return None
         return MmwCode(
@@ -162,7 +194,9 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
     ) -> MmwRefreshToken | None:
-        token = await run_sync(services.refresh_find, client_id=client.client_id, raw_token=refresh_token[:200])
+        if inputs.problem(inputs.REFRESH_TOKEN, refresh_token):
+            return None
+        token = await run_sync(services.refresh_find, client_id=client.client_id, raw_token=refresh_token)
         if token is None:
             return None
         return MmwRefreshToken(
@@ -188,7 +222,9 @@ class MmwProvider(OAuthAuthorizationServerProvider[MmwCode, MmwRefreshToken, Acc
             raise TokenError("invalid_grant", exc.message) from None
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        principal = await run_sync(resolve_access_token, token[:200])
+        if inputs.problem(inputs.ACCESS_TOKEN, token):
+            return None
+        principal = await run_sync(resolve_access_token, token)
         use = principal.oauth if principal is not None else None
         if principal is None or use is None:
             return None
@@ -218,7 +254,9 @@ class MmwClientAuthenticator(ClientAuthenticator):
     async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
         form = await request.form()
         client_id = form.get("client_id")
-        client = await self.provider.get_client(str(client_id)) if isinstance(client_id, str) and client_id else None
+        if isinstance(client_id, str) and inputs.problem(inputs.CLIENT_ID, client_id):
+            raise AuthenticationError(inputs.CLIENT_ID.rule)
+        client = await self.provider.get_client(client_id) if isinstance(client_id, str) and client_id else None
         if client is None:
             raise AuthenticationError("Invalid client_id")
         if client.token_endpoint_auth_method == "none":  # noqa: S105 - a method name
@@ -226,6 +264,8 @@ class MmwClientAuthenticator(ClientAuthenticator):
         presented = _presented_secret(request, form.get("client_secret"), client)
         if not presented or not client.client_secret:
             raise AuthenticationError("Client secret is required")
+        if inputs.problem(inputs.CLIENT_SECRET, presented):
+            raise AuthenticationError(inputs.CLIENT_SECRET.rule)
         if not hmac.compare_digest(client.client_secret, services.digest(presented)):
             raise AuthenticationError("Invalid client_secret")
         return client

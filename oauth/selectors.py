@@ -21,6 +21,11 @@ def pending_authorization(*, public_id: str) -> PendingAuthorization | None:
     return PendingAuthorization.objects.select_related("client").filter(public_id=public_id).first()
 
 
+def client_by_id(*, client_id: str) -> Client:
+    """The client ``client_id`` names (the registration endpoint reads back what it stored)."""
+    return Client.objects.get(client_id=client_id)
+
+
 def client_count() -> int:
     """How many clients are registered (the cap ``MMW_OAUTH_MAX_CLIENTS`` bounds it)."""
     return Client.objects.count()

@@ -25,21 +25,29 @@ from django.utils import timezone
 from accounts.keys import ACCESS_TOKEN_PREFIX, principal_for
 from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Project, User
 from accounts.services import audit_record
-from mmw import text
+from mmw import locks, text
 from mmw.errors import Forbidden, InvalidInput
+from oauth import inputs
 from oauth.models import AuthorizationCode, Client, Grant, PendingAuthorization, Token
 from orgs.selectors import may_revoke
 
 REFRESH_TOKEN_PREFIX = "mmwrt_"  # noqa: S105 - a public prefix, not a secret
 CODE_PREFIX = "mmwac_"
 MAX_REDIRECT_URIS = 5
-MAX_REDIRECT_URI_LENGTH = 2000
+MAX_REDIRECT_URI_LENGTH = inputs.MAX_URI
 MAX_CLIENT_NAME = 200
-# The scopes a person may grant (SPEC §10). A client that names none asks for the memory scopes
+# The scopes a person may grant (docs/oauth.md). A client that names none asks for the memory scopes
 # only: the ledger's financial records are granted when a client asks for them (docs/ledger.md).
 GRANTABLE_SCOPES: tuple[str, ...] = ALL_SCOPES
 DEFAULT_SCOPES: tuple[str, ...] = DEFAULT_KEY_SCOPES
 TOO_MANY_CLIENTS = "this server has registered as many clients as it may, retry later"
+# What a client may register (RFC 7591 §2): other grant and response types are dropped, and the
+# registration answer states what was kept.
+GRANT_TYPES: tuple[str, ...] = ("authorization_code", "refresh_token")
+RESPONSE_TYPES: tuple[str, ...] = ("code",)
+# why a family was revoked (the audit row's ``reason``)
+CODE_REUSED = "authorization_code_reused"
+REFRESH_REUSED = "refresh_token_reused"
 
 
 def digest(raw: str) -> str:
@@ -59,7 +67,13 @@ def redirect_uri_refusal(uri: str) -> str | None:
     fragment (RFC 6749 §3.1.2), no userinfo, bounded length."""
     if len(uri) > MAX_REDIRECT_URI_LENGTH:
         return f"redirect URI longer than {MAX_REDIRECT_URI_LENGTH} characters"
-    parts = urlsplit(uri)
+    if not uri.isprintable():
+        return "redirect URI must not contain control or bidi characters"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - parsed lazily: a bad port raises here
+    except ValueError:
+        return f"redirect URI is not a valid URI: {uri}"
     if parts.fragment or "#" in uri:
         return f"redirect URI must not have a fragment: {uri}"
     if not parts.hostname or "@" in parts.netloc:
@@ -78,6 +92,17 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _is_http_url(uri: str) -> bool:
+    """An http(s) URL with a host, short and printable enough to store and show as a link."""
+    if len(uri) > MAX_REDIRECT_URI_LENGTH or not uri.isprintable():
+        return False
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 @dataclass(frozen=True)
@@ -109,13 +134,18 @@ def _client_fields(info: ClientInput) -> dict[str, object]:
     unknown = set((info.scope or "").split()) - set(GRANTABLE_SCOPES)
     if unknown:
         raise InvalidInput(f"unknown scope(s): {', '.join(sorted(unknown))}")
-    if info.client_uri and len(info.client_uri) > MAX_REDIRECT_URI_LENGTH:
-        raise InvalidInput("client_uri is too long")
+    grant_types = [g for g in GRANT_TYPES if g in info.grant_types]
+    if "authorization_code" not in grant_types:
+        raise InvalidInput("grant_types must include authorization_code")
+    if info.client_uri and not _is_http_url(info.client_uri):
+        raise InvalidInput(
+            f"client_uri must be an http or https URL of at most {MAX_REDIRECT_URI_LENGTH} printable characters"
+        )
     return {
         "secret_digest": digest(info.client_secret) if info.client_secret else "",
         "client_name": name,
         "redirect_uris": list(info.redirect_uris),
-        "grant_types": [g for g in info.grant_types if g in ("authorization_code", "refresh_token")],
+        "grant_types": grant_types,
         "token_endpoint_auth_method": info.token_endpoint_auth_method,
         "scope": " ".join(sorted(set((info.scope or "").split()))),
         "client_uri": info.client_uri or "",
@@ -177,11 +207,17 @@ def authorization_begin(
     scopes: Iterable[str] | None,
     resource: str,
 ) -> PendingAuthorization:
-    """Park a validated authorization request until the person answers on the consent page."""
+    """Park a validated authorization request until the person answers on the consent page.
+    ``InvalidInput`` carries the OAuth error code of a refusal (``invalid_request`` for a
+    ``state`` or ``code_challenge`` out of bounds, ``invalid_scope``)."""
+    for param, value in ((inputs.STATE, state or ""), (inputs.CODE_CHALLENGE, code_challenge)):
+        problem = inputs.problem(param, value)
+        if problem:
+            raise InvalidInput(problem, code="invalid_request")
     wanted = sorted(set(scopes or DEFAULT_SCOPES))
     unknown = [s for s in wanted if s not in GRANTABLE_SCOPES]
     if unknown:
-        raise InvalidInput(f"unknown scope(s): {', '.join(unknown)}")
+        raise InvalidInput(f"unknown scope(s): {', '.join(unknown)}", code="invalid_scope")
     return PendingAuthorization.objects.create(
         public_id=secrets.token_urlsafe(24),
         client=client,
@@ -262,36 +298,36 @@ class IssuedTokens:
     scopes: list[str]
 
 
-def _issue(
-    grant: Grant, scopes: list[str], *, family: uuid.UUID | None = None, code: AuthorizationCode | None = None
-) -> IssuedTokens:
+def _issue(grant: Grant, scopes: list[str], *, family: uuid.UUID) -> IssuedTokens:
+    """A new access and refresh token pair of ``family`` (the caller holds the family's lock)."""
     now = timezone.now()
     access, refresh = new_secret(ACCESS_TOKEN_PREFIX), new_secret(REFRESH_TOKEN_PREFIX)
-    extra = {"family": family} if family is not None else {}
-    first = Token.objects.create(
-        grant=grant,
-        kind=Token.Kind.REFRESH,
-        digest=digest(refresh),
-        code=code,
-        scopes=scopes,
-        expires_at=now + timedelta(seconds=settings.MMW_OAUTH_REFRESH_TOKEN_SECONDS),
-        **extra,
-    )
-    Token.objects.create(
-        grant=grant,
-        kind=Token.Kind.ACCESS,
-        digest=digest(access),
-        family=first.family,
-        code=code,
-        scopes=scopes,
-        expires_at=now + timedelta(seconds=settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS),
-    )
+    for kind, raw, seconds in (
+        (Token.Kind.REFRESH, refresh, settings.MMW_OAUTH_REFRESH_TOKEN_SECONDS),
+        (Token.Kind.ACCESS, access, settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS),
+    ):
+        Token.objects.create(
+            grant=grant,
+            kind=kind,
+            digest=digest(raw),
+            family=family,
+            scopes=scopes,
+            expires_at=now + timedelta(seconds=seconds),
+        )
     return IssuedTokens(access, refresh, settings.MMW_OAUTH_ACCESS_TOKEN_SECONDS, scopes)
 
 
+def _lock_family(family: uuid.UUID) -> None:
+    """Serialise what issues into and what revokes ``family`` until the transaction ends: a
+    revocation that ran while a rotation was issuing would miss the pair that rotation had not
+    committed yet."""
+    locks.advisory_xact_lock("oauth-token-family", str(family))
+
+
 def code_find(*, client_id: str, raw_code: str) -> AuthorizationCode | None:
-    """The live code, or ``None``. A code presented again after its exchange is a replay: the
-    tokens it produced are revoked (RFC 6749 §4.1.2) and ``None`` is returned."""
+    """The live code, or ``None``. A code presented again after its exchange is a replay: every
+    token descended from it, rotated ones included, is revoked (RFC 6749 §4.1.2) and ``None`` is
+    returned."""
     code = (
         AuthorizationCode.objects.select_related("grant__client")
         .filter(digest=digest(raw_code), grant__client__client_id=client_id)
@@ -300,19 +336,24 @@ def code_find(*, client_id: str, raw_code: str) -> AuthorizationCode | None:
     if code is None:
         return None
     if code.used_at is not None:
-        Token.objects.filter(code=code, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        family_revoke(family=code.family, reason=CODE_REUSED)
         return None
     if code.grant.revoked_at is not None:
         return None
     return code
 
 
-@transaction.atomic
 def code_exchange(*, code: AuthorizationCode) -> IssuedTokens:
-    """Spend the code once (a concurrent second exchange finds it used) and issue the first pair."""
-    if AuthorizationCode.objects.filter(pk=code.pk, used_at__isnull=True).update(used_at=timezone.now()) != 1:
-        raise InvalidInput("authorization code was already used")
-    return _issue(code.grant, list(code.grant.scopes), code=code)
+    """Spend the code once and issue the first pair of its family. A second exchange that got
+    past ``code_find`` at the same time is the same replay: refused, and the family revoked (the
+    revocation commits; the refusal does not undo it)."""
+    with transaction.atomic():
+        _lock_family(code.family)
+        spent = AuthorizationCode.objects.filter(pk=code.pk, used_at__isnull=True).update(used_at=timezone.now())
+        if spent == 1:
+            return _issue(code.grant, list(code.grant.scopes), family=code.family)
+    family_revoke(family=code.family, reason=CODE_REUSED)
+    raise InvalidInput("authorization code was already used")
 
 
 def refresh_find(*, client_id: str, raw_token: str) -> Token | None:
@@ -326,28 +367,32 @@ def refresh_find(*, client_id: str, raw_token: str) -> Token | None:
     if token is None or token.revoked_at is not None or token.grant.revoked_at is not None:
         return None
     if token.used_at is not None:
-        family_revoke(family=token.family, reason="refresh_token_reused")
+        family_revoke(family=token.family, reason=REFRESH_REUSED)
         return None
     return token
 
 
-@transaction.atomic
 def refresh_exchange(*, token: Token, scopes: list[str]) -> IssuedTokens:
-    """Rotate: the presented refresh token is spent, a new pair of the same family is issued."""
-    spent = Token.objects.filter(pk=token.pk, used_at__isnull=True, revoked_at__isnull=True).update(
-        used_at=timezone.now()
-    )
-    if spent != 1:
-        family_revoke(family=token.family, reason="refresh_token_reused")
-        raise InvalidInput("refresh token was already used")
-    narrowed = [s for s in scopes if s in token.scopes] or list(token.scopes)
-    return _issue(token.grant, narrowed, family=token.family)
+    """Rotate: the presented refresh token is spent, a new pair of the same family is issued. A
+    token spent or revoked meanwhile is refused, and its family revoked (that revocation commits)."""
+    with transaction.atomic():
+        _lock_family(token.family)
+        spent = Token.objects.filter(pk=token.pk, used_at__isnull=True, revoked_at__isnull=True).update(
+            used_at=timezone.now()
+        )
+        if spent == 1:
+            narrowed = [s for s in scopes if s in token.scopes] or list(token.scopes)
+            return _issue(token.grant, narrowed, family=token.family)
+    family_revoke(family=token.family, reason=REFRESH_REUSED)
+    raise InvalidInput("refresh token was already used")
 
 
 def family_revoke(*, family: uuid.UUID, reason: str) -> int:
-    """Revoke every token of a refresh chain (and the access tokens issued with it)."""
+    """Revoke every token of a family (every access and refresh token descended from one code),
+    once a rotation of it in flight has committed; audited when it revoked anything."""
     now = timezone.now()
     with transaction.atomic():
+        _lock_family(family)
         count = Token.objects.filter(family=family, revoked_at__isnull=True).update(revoked_at=now)
         grant = Grant.objects.filter(tokens__family=family).select_related("project__account").first()
         if grant is not None and count:

@@ -241,7 +241,8 @@ def test_refusals_wrong_redirect_plain_pkce_reused_code_and_refused_consent(
     }
     assert not PendingAuthorization.objects.exists()  # neither reached the consent page
     code = consent(live_server, tenancy, client["client_id"], challenge, ["memory:read"])
-    assert exchange(live_server, client["client_id"], code, "not-the-verifier").json()["error"] == "invalid_grant"
+    wrong_verifier, _ = pkce()  # well-formed (RFC 7636), but not the one of the challenge
+    assert exchange(live_server, client["client_id"], code, wrong_verifier).json()["error"] == "invalid_grant"
     first = exchange(live_server, client["client_id"], code, verifier)
     assert first.status_code == 200
     again = exchange(live_server, client["client_id"], code, verifier)
