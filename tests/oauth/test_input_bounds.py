@@ -23,7 +23,6 @@ from tests.oauth.test_flows import REDIRECT, authorize, pkce, register
 live_server = live.live_server
 
 UNRESERVED_43 = "aZ09-._~" * 5 + "abc"
-OUTBOUND = pytest.mark.xfail(strict=False, reason="fixed on the outbound branch")
 
 
 def _query(location: str) -> dict[str, list[str]]:
@@ -234,7 +233,6 @@ def test_an_out_of_bounds_bearer_token_on_mcp_is_401(public_url: str) -> None:
 # --- client ID URLs (their parsing is the outbound guard's; these are the routes' answers) --------
 
 
-@OUTBOUND
 @pytest.mark.parametrize(
     "client_id",
     [f"https://{'a' * 64}.example.com/x", "https://a..example.com/x"],
@@ -247,7 +245,6 @@ def test_a_malformed_client_id_url_is_answered_400_at_authorize(public_url: str,
     assert response.json()["error"] == "invalid_request"
 
 
-@OUTBOUND
 @pytest.mark.parametrize("path", ["/oauth/token", "/oauth/revoke"])
 def test_an_unparseable_client_id_url_is_invalid_client_at_token_and_revoke(public_url: str, path: str) -> None:
     form = {
