@@ -42,3 +42,9 @@ def run_import(job_id: str) -> str:
     (``CELERY_TASK_ROUTES``) and its own worker, so a long import never holds a slot of the
     worker that embeds, archives and delivers."""
     return jobs.import_job_run(job_id)
+
+
+@shared_task(acks_late=True)
+def sweep_import_jobs() -> int:
+    """Send again the imports whose message was lost or whose worker died (beat, every minute)."""
+    return jobs.import_jobs_sweep()

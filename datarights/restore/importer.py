@@ -311,17 +311,17 @@ class Importer:
         if self.policy.operator or target is None:
             self.ids.update({(kind, i): i for i in wanted})
             return
-        taken = set(
-            model._default_manager.filter(**{f"{key}__in": wanted}).exclude(project=target).values_list(key, flat=True)
-        )
-        for file_id in wanted:
-            stored = file_id
-            while stored in taken:
-                stored = uuid.uuid5(_REMAP, f"{target.pk}:{kind}:{stored}")
-                taken |= set(
-                    model._default_manager.filter(**{key: stored}).exclude(project=target).values_list(key, flat=True)
-                )
-            self.ids[(kind, file_id)] = stored
+        pending = {i: i for i in wanted}  # file id → the id tried for it
+        while pending:  # one query a round; a second round only for a renewed id taken as well
+            tried = list(pending.values())
+            manager = model._default_manager
+            taken = set(manager.filter(**{f"{key}__in": tried}).exclude(project=target).values_list(key, flat=True))
+            for file_id, stored in list(pending.items()):
+                if stored in taken:
+                    pending[file_id] = uuid.uuid5(_REMAP, f"{target.pk}:{kind}:{stored}")
+                else:
+                    self.ids[(kind, file_id)] = stored
+                    del pending[file_id]
 
     def _id(self, kind: str, file_id: uuid.UUID) -> uuid.UUID:
         return self.ids.get((kind, file_id), file_id)

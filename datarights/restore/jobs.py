@@ -24,6 +24,7 @@ import io
 import logging
 import time
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -35,6 +36,7 @@ from accounts.models import ALL_SCOPES, SCOPE_LEDGER_WRITE, SCOPE_WRITE
 from datarights.models import ImportJob
 from datarights.restore import importer, reader
 from memories import admission
+from memories import tasks as memory_tasks
 from mmw.db import side
 from mmw.errors import Forbidden, MMWError, NotFound, RateLimited
 from mmw.locks import try_advisory_xact_lock
@@ -43,8 +45,10 @@ from transcripts.services import TURN_LIMIT_TEXT
 logger = logging.getLogger(__name__)
 
 MANAGERS_ONLY = "403 Forbidden: only owners and admins can import"
-INLINE_BYTES = 8 * reader.MiB  # decompressed: imported inside the request
+INLINE_BYTES = 4 * reader.MiB  # decompressed: imported inside the request
 MAX_UNFINISHED = 2  # queued or running imports per account
+SWEEP_MIN_AGE = 120.0  # seconds a job may wait for its message before the sweep sends it again
+SWEEP_BATCH = 50
 BUSY = "an import of this account is still running; wait for it to finish (GET /api/v1/import/<id>)"
 
 
@@ -90,11 +94,34 @@ def import_start(*, principal: Principal, upload: bytes, run_async: bool = False
         _run(job, principal, io.BytesIO(upload), member_limits())
         job.refresh_from_db()
     else:
-        from datarights import tasks  # the task module imports this one
-
         job_id = str(job.pk)
-        transaction.on_commit(lambda: tasks.run_import.delay(job_id))
+        transaction.on_commit(lambda: _queue(job_id))
     return job
+
+
+def _queue(job_id: str) -> bool:
+    """Send the job to the ``imports`` worker; False (logged) when the broker is away — the job
+    stays queued and ``import_jobs_sweep`` sends it again."""
+    from datarights import tasks  # the task module imports this one
+
+    return memory_tasks.publish(tasks.run_import, job_id)
+
+
+def import_jobs_sweep(*, min_age_seconds: float = SWEEP_MIN_AGE) -> int:
+    """Send again every unfinished job older than ``min_age_seconds`` that no worker is running
+    now (its message was lost with the broker, or its worker was killed half-way); returns how
+    many. A job a worker holds is left alone (its advisory lock is taken)."""
+    cutoff = timezone.now() - timedelta(seconds=min_age_seconds)
+    stale = ImportJob.objects.filter(
+        status__in=(ImportJob.Status.QUEUED, ImportJob.Status.RUNNING), created_at__lte=cutoff
+    ).values_list("pk", flat=True)
+    sent = 0
+    for pk in stale[:SWEEP_BATCH]:
+        with transaction.atomic():
+            if not try_advisory_xact_lock("import", str(pk)):
+                continue  # a worker runs it
+        sent += _queue(str(pk))
+    return sent
 
 
 def import_job_run(job_id: str) -> str:

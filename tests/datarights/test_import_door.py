@@ -410,3 +410,23 @@ def test_project_of_another_member_is_not_a_target(tenancy: Tenancy) -> None:
     with pytest.raises(Exception, match="only owners and admins can import"):
         jobs.import_start(principal=bob, upload=file_of(memory()))
     assert Project.objects.filter(account=tenancy.alice.account).count() == 1
+
+
+def test_a_job_queued_while_the_broker_is_away_is_answered_and_sent_again_by_the_sweep(
+    tenancy: Tenancy, django_capture_on_commit_callbacks: Any
+) -> None:
+    from memories import tasks as memory_tasks
+
+    principal = owner_of_empty_project(tenancy.alice)
+    memory_tasks.publish_breaker.trip()  # the broker is away: publishing gives up at once
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            job = jobs.import_start(principal=principal, upload=file_of(memory()), run_async=True)
+        assert job.status == "queued"  # answered, not raised: the job waits for the sweep
+        assert jobs.import_jobs_sweep(min_age_seconds=0) == 0  # still away
+    finally:
+        memory_tasks.publish_breaker.reset()
+    assert jobs.import_jobs_sweep(min_age_seconds=3600) == 0  # too young to be called lost
+    assert jobs.import_jobs_sweep(min_age_seconds=0) == 1
+    assert jobs.import_job_run(str(job.pk)) == "succeeded"
+    assert jobs.import_jobs_sweep(min_age_seconds=0) == 0  # finished jobs are left alone
