@@ -10,7 +10,7 @@ import dj_database_url
 from mmw import embedded_pg, embedded_redis
 from mmw.csp import build_policy
 from mmw.db.breaker import WatchedConnection
-from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
+from mmw.env import env_bool, env_float, env_int, env_list, env_networks, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = env_path("MMW_DATA_DIR", BASE_DIR / "var")
@@ -25,6 +25,10 @@ MMW_PORT = env_int("MMW_PORT", 8000, minimum=1)
 PUBLIC_URL = env_str("MMW_PUBLIC_URL", f"http://{MMW_HOST}:{MMW_PORT}").rstrip("/")
 ALLOWED_HOSTS = env_list("MMW_ALLOWED_HOSTS", [MMW_HOST, "localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("MMW_CSRF_TRUSTED_ORIGINS", [PUBLIC_URL])
+# The load balancers and proxies in front of the web processes (addresses or CIDRs, default none):
+# only from these is X-Forwarded-For believed, and the right-most address in it they did not
+# add is the client every per-address throttle counts (mmw/client_address.py, docs/deploy.md).
+MMW_TRUSTED_PROXIES = env_networks("MMW_TRUSTED_PROXIES", [])
 # Origins (exact, like "https://inspector.example.com") of browser-based MCP clients served from
 # another host; /mcp answers 403 to any other present Origin whose host is not in ALLOWED_HOSTS.
 MMW_MCP_ALLOWED_ORIGINS = env_list("MMW_MCP_ALLOWED_ORIGINS", [])
