@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memories.inputs import CONTENT_CHARS, MAX_INT, QUERY_CHARS, Param, parse
-from mmw import text
+from mmw import text, times
 from mmw.errors import InvalidInput
 
 CLIENT_CHARS = 100
@@ -187,7 +187,7 @@ def parse_time(field: str, value: str | None, *, now: datetime) -> datetime | No
         raise InvalidInput(f"{field} must include a time zone offset (e.g. Z or +02:00)")
     if parsed < EARLIEST or parsed > now + timedelta(days=1):
         raise InvalidInput(f"{field} must lie between 1900 and one day from now")
-    return parsed.astimezone(UTC)
+    return times.to_utc(field, parsed)
 
 
 def bounded(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
