@@ -130,6 +130,13 @@ DB_POOL_MAX_SIZE = env_int("MMW_DB_POOL_MAX_SIZE", 0, minimum=0)
 DB_POOL_TIMEOUT = env_float("MMW_DB_POOL_TIMEOUT", 1.0, minimum=0.1)
 # Seconds after a refused connect during which borrows fail at once (503), then one probe (mmw.db.breaker).
 DB_BREAKER_SECONDS = env_float("MMW_DB_BREAKER_SECONDS", 1.0, minimum=0.1)
+# How long the pool keeps retrying one failed connect on its own (psycopg_pool's reconnect_timeout,
+# 5 minutes by default) before leaving it to the next borrow, which starts a new attempt at once.
+# Its retries wait 1 s, 2, 4, 8, 16 ... and, while one waits, the pool starts no other: after an
+# outage, calls waited for the next point of that schedule, 7.6-14 s after a 20-s outage and up to
+# the outage's length again (docs/reliability.md, "Recovery after an outage"). The breaker keeps
+# demand's attempts to about one a second while the database refuses connections.
+DB_POOL_RECONNECT_SECONDS = 2.0
 if DB_POOL_MAX_SIZE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
         raise ValueError("MMW_DB_CONN_MAX_AGE must be 0 when MMW_DB_POOL_MAX_SIZE pools connections")
@@ -142,6 +149,7 @@ if DB_POOL_MAX_SIZE:
         # Shed load instead of queueing it: a request that cannot borrow a connection within this
         # many seconds answers 503 with Retry-After (mmw.boundary), well inside the 2 s promise.
         "timeout": DB_POOL_TIMEOUT,
+        "reconnect_timeout": DB_POOL_RECONNECT_SECONDS,
         # Tells mmw.db.breaker how each connect went: refused -> borrows fail at once for a while.
         "connection_class": WatchedConnection,
     }
