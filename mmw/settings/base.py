@@ -133,8 +133,8 @@ DB_BREAKER_SECONDS = env_float("MMW_DB_BREAKER_SECONDS", 1.0, minimum=0.1)
 # How long the pool keeps retrying one failed connect on its own (psycopg_pool's reconnect_timeout,
 # 5 minutes by default) before leaving it to the next borrow, which starts a new attempt at once.
 # Its retries wait 1 s, 2, 4, 8, 16 ... and, while one waits, the pool starts no other: after an
-# outage, calls waited for the next point of that schedule, 7.6-14 s after a 20-s outage and up to
-# the outage's length again (docs/reliability.md, "Recovery after an outage"). The breaker keeps
+# outage, calls waited for the next point of that schedule: 7.6-9.6 s after a 20-s outage, 18.7 s
+# after a 40-s one (docs/reliability.md, "Recovery after an outage"). The breaker keeps
 # demand's attempts to about one a second while the database refuses connections.
 DB_POOL_RECONNECT_SECONDS = 2.0
 if DB_POOL_MAX_SIZE:
