@@ -163,7 +163,7 @@ class Deployment:
             self.webs[port] = self.spawn(
                 f"web{i}",
                 [py, "-m", "uvicorn", "mmw.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                 "--no-server-header", "--lifespan", "on"],
+                 "--no-server-header", "--lifespan", "on", "--no-proxy-headers"],
             )  # fmt: skip
         celery = [py, "-m", "celery", "-A", "mmw"]
         worker_env = {**self.env, "MMW_DB_POOL_MAX_SIZE": "0"}
@@ -247,6 +247,7 @@ def environment(data_dir: Path) -> dict[str, str]:
     env = common.bench_environment(data_dir)
     env.update({name: "1" for name in common.BLAS_VARIABLES})
     env["MMW_CACHE_URL"] = f"unix://{embedded_redis.socket_path(data_dir)}"
+    env["MMW_TRUSTED_PROXIES"] = "127.0.0.1"  # the balancer, as deploy/haproxy.cfg's comment says
     return env
 
 

@@ -5,6 +5,9 @@ one end, ``COUNT=n`` (1-1000) or ``UNTIL=<RFC 3339 time or date>``. Monthly and 
 occurrences keep the first due date's day of month, clamped to the month's last day (a reminder
 due on 31 January falls on 28 or 29 February, then on 31 March again; one due on 29 February
 falls on 28 February in other years).
+
+Times end with the year 9999 (``mmw.times``): an ``UNTIL`` past it once in UTC is refused, and
+a series whose next occurrence would fall after it ends there.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from mmw import times
 from mmw.errors import InvalidInput
 
 FREQUENCIES = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
@@ -78,24 +82,33 @@ def _until(text: str) -> datetime:
         parsed = parsed.replace(tzinfo=UTC)
         if len(text) == 10:  # a date: the whole day
             parsed += timedelta(days=1) - timedelta(microseconds=1)
-    return parsed.astimezone(UTC)
+    try:
+        return times.to_utc("UNTIL", parsed)
+    except InvalidInput as exc:
+        raise _bad(exc.message) from None
 
 
-def _add_months(start: datetime, months: int) -> datetime:
+def _add_months(start: datetime, months: int) -> datetime | None:
     month0 = start.month - 1 + months
     year, month = start.year + month0 // 12, month0 % 12 + 1
+    if year > times.LATEST.year:
+        return None
     day = min(start.day, calendar.monthrange(year, month)[1])
     return start.replace(year=year, month=month, day=day)
 
 
-def nth(first: datetime, rule: Repeat, n: int) -> datetime:
+def _add_days(start: datetime, days: int) -> datetime | None:
+    return times.later(start, timedelta(days=min(days, times.MAX_DAYS)))
+
+
+def nth(first: datetime, rule: Repeat, n: int) -> datetime | None:
     """The ``n``-th occurrence (0 is ``first``), always computed from ``first`` so a clamped
-    month end does not drift."""
+    month end does not drift; ``None`` when it would fall after the year 9999."""
     step = n * rule.interval
     if rule.freq == "DAILY":
-        return first + timedelta(days=step)
+        return _add_days(first, step)
     if rule.freq == "WEEKLY":
-        return first + timedelta(weeks=step)
+        return _add_days(first, 7 * step)
     return _add_months(first, step if rule.freq == "MONTHLY" else 12 * step)
 
 
@@ -119,7 +132,7 @@ def occurrences(first: datetime, rule: Repeat | None, *, start: datetime, end: d
         return
     for n in range(_skip(first, rule, start), rule.count or 10**9):
         at = nth(first, rule, n)
-        if at > end or (rule.until is not None and at > rule.until):
+        if at is None or at > end or (rule.until is not None and at > rule.until):
             return
         if at >= start:
             yield at

@@ -29,6 +29,7 @@ from memories.inputs import parse
 from memories.models import Visibility
 from memories.presenters import project_envelope
 from memories.record_rules import parse_occurred_at, parse_time_filter, request_hash
+from mmw import times
 from mmw.errors import Conflict, InvalidInput, NotFound
 from mmw.locks import advisory_xact_lock
 
@@ -285,7 +286,7 @@ def _occurrence(reminder: Entry, due: datetime | None, now: datetime) -> datetim
             raise Conflict(ALREADY_COMPLETED)
         return due
     done = set(reminder.completions.values_list("completes_due_at", flat=True))
-    horizon = max(now, reminder.due_at) + COMPLETE_HORIZON
+    horizon = times.capped_later(max(now, reminder.due_at), COMPLETE_HORIZON)
     for at in occurrences(reminder.due_at, rule, start=reminder.due_at, end=horizon):
         if at not in done:
             return at

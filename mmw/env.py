@@ -6,6 +6,7 @@ deployment never silently falls back to a default.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -74,6 +75,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def env_networks(name: str, default: list[str]) -> tuple[Network, ...]:
+    """Parse a comma-separated list of addresses or CIDR networks (``10.0.0.0/8``, ``::1``); an
+    address is its own one-address network. A network with host bits set (``10.0.0.1/8``) is an
+    error, not silently widened or narrowed."""
+    networks: list[Network] = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=True))
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an IP address or CIDR network ({exc})") from None
+    return tuple(networks)
 
 
 def env_path(name: str, default: Path) -> Path:

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from memories.mcp.endpoint import MCP_PATH, McpEndpoint
 from mmw.boundary import Boundary, bounded_pages
+from mmw.client_address import ClientAddress
 from oauth import endpoints as oauth_endpoints
 
 Scope = MutableMapping[str, Any]
@@ -31,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 
 def build_application(django_app: Any) -> ASGIApp:
-    """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest."""
+    """Return the ASGI app: the MCP endpoint at ``/mcp`` (and ``/mcp/``), Django for the rest,
+    inside ``ClientAddress`` (every surface sees the same client address)."""
     mcp = McpEndpoint()
     oauth = oauth_endpoints.build_router()
     pages = bounded_pages(django_app)
@@ -53,7 +55,7 @@ def build_application(django_app: Any) -> ASGIApp:
             return
         await pages(scope, receive, send)
 
-    return Boundary(
+    bounded = Boundary(
         route,
         surface_of,
         max_in_flight=settings.MAX_REQUESTS_IN_FLIGHT,
@@ -61,6 +63,7 @@ def build_application(django_app: Any) -> ASGIApp:
         deadline=settings.REQUEST_DEADLINE,
         bulk_paths=BULK_PATHS,
     )
+    return ClientAddress(bounded)
 
 
 # POST /api/v1/memories/batch and /api/v1/import (with or without the trailing slash the routes accept).

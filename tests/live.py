@@ -74,6 +74,7 @@ class ThreadedServer:
             host="127.0.0.1",
             port=self.port,
             lifespan="on",
+            proxy_headers=False,  # as every command line ships it: mmw.client_address decides
             log_config=None,
             log_level="warning",
             access_log=False,

@@ -5,6 +5,10 @@ parsed by ``memories.inputs.parse`` (the same shape, bounds and texts as every m
 (upsert, turns, list, read) declare their bodies and query strings here too, so
 docs/reference/sessions.md and the OpenAPI schema come from one place. A turn item is an object,
 which the generic table has no kind for: ``turn_item`` checks it with the same texts.
+
+Integer bounds are the table's too: ``parse_bounded`` refuses an integer outside its declared
+``minimum`` … ``maximum`` (``position must be between 0 and 2147483647``), so a value the
+declaration refuses never reaches PostgreSQL (a position past the column's range was a 500).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memories.inputs import CONTENT_CHARS, MAX_INT, QUERY_CHARS, Param, parse
-from mmw import text
+from mmw import text, times
 from mmw.errors import InvalidInput
 
 CLIENT_CHARS = 100
@@ -183,7 +187,32 @@ def parse_time(field: str, value: str | None, *, now: datetime) -> datetime | No
         raise InvalidInput(f"{field} must include a time zone offset (e.g. Z or +02:00)")
     if parsed < EARLIEST or parsed > now + timedelta(days=1):
         raise InvalidInput(f"{field} must lie between 1900 and one day from now")
-    return parsed.astimezone(UTC)
+    return times.to_utc(field, parsed)
+
+
+def bounded(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` if every integer among ``params`` lies within its declared ``minimum`` …
+    ``maximum``; else ``<name> must be between <minimum> and <maximum>``."""
+    for param in params:
+        value = values.get(param.name)
+        if param.kind != "integer" or value is None:
+            continue
+        low = int(param.minimum) if param.minimum is not None else None
+        high = int(param.maximum) if param.maximum is not None else None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise InvalidInput(_range_text(param.name, low, high))
+    return values
+
+
+def _range_text(name: str, low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f"{name} must be between {low} and {high}"
+    return f"{name} must be at least {low}" if low is not None else f"{name} must be at most {high}"
+
+
+def parse_bounded(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``memories.inputs.parse`` (shape, lengths, unknown names), then the integer bounds."""
+    return bounded(params, parse(params, payload))
 
 
 def turn_item(index: int, item: Any) -> dict[str, Any]:
@@ -193,9 +222,7 @@ def turn_item(index: int, item: Any) -> dict[str, Any]:
     values = parse(TURN_ITEM, item)
     if not values["role"].strip():
         raise InvalidInput("role must not be empty")
-    if values["position"] < 0:
-        raise InvalidInput("position must be a non-negative integer")
-    return values
+    return bounded(TURN_ITEM, values)
 
 
 def turns_list(payload: Any) -> list[Any]:

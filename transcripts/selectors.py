@@ -59,11 +59,7 @@ def sessions_queryset(principal: Principal) -> QuerySet[Session]:
 
 def session_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
     admitted = begin_read(principal)
-    v = parse(inputs.LIST, payload)
-    if not 1 <= v["limit"] <= 100:
-        raise InvalidInput("limit must be between 1 and 100")
-    if v["offset"] < 0:
-        raise InvalidInput("offset must be a non-negative integer")
+    v = inputs.parse_bounded(inputs.LIST, payload)
     qs = sessions_queryset(principal)
     if v["client"] is not None:
         qs = qs.filter(client=v["client"])
@@ -84,11 +80,7 @@ def session_read(
     ``next_after`` is the position to ask from next, null at the end."""
     admitted = begin_read(principal)
     key = inputs.session_key(client, session_id)
-    v = parse(inputs.READ, payload)
-    if not 1 <= v["limit"] <= inputs.MAX_PAGE:
-        raise InvalidInput(f"limit must be between 1 and {inputs.MAX_PAGE}")
-    if v["after"] is not None and v["after"] < -1:
-        raise InvalidInput("after must be a position (an integer of at least -1)")
+    v = inputs.parse_bounded(inputs.READ, payload)
     found = resolve(principal, key)
     if found is None:
         raise NotFound("session not found")
@@ -98,6 +90,7 @@ def session_read(
 def session_read_by_id(*, principal: Principal, session_pk: uuid.UUID, after: int | None, limit: int) -> dict[str, Any]:
     """``session_read`` by the session's own id (the dashboard's links)."""
     admitted = begin_read(principal)
+    inputs.bounded(inputs.READ, {"after": after, "limit": limit})
     found = sessions_queryset(principal).filter(pk=session_pk).first()
     if found is None:
         raise NotFound("session not found")
@@ -129,10 +122,7 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
     v = parse(inputs.SEARCH_SESSIONS, payload)
     if not v["query"].strip():
         raise InvalidInput("query must not be empty")
-    if not 1 <= v["limit"] <= 100:
-        raise InvalidInput("limit must be between 1 and 100")
-    if not 0 <= v["context"] <= inputs.MAX_CONTEXT:
-        raise InvalidInput(f"context must be between 0 and {inputs.MAX_CONTEXT}")
+    inputs.bounded(inputs.SEARCH_SESSIONS, v)
     now = timezone.now()
     since = inputs.parse_time("since", v["since"], now=now)
     until = inputs.parse_time("until", v["until"], now=now)

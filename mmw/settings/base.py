@@ -10,7 +10,7 @@ import dj_database_url
 from mmw import embedded_pg, embedded_redis
 from mmw.csp import build_policy
 from mmw.db.breaker import WatchedConnection
-from mmw.env import env_bool, env_float, env_int, env_list, env_path, env_str, read_secret
+from mmw.env import env_bool, env_float, env_int, env_list, env_networks, env_path, env_str, read_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = env_path("MMW_DATA_DIR", BASE_DIR / "var")
@@ -25,6 +25,10 @@ MMW_PORT = env_int("MMW_PORT", 8000, minimum=1)
 PUBLIC_URL = env_str("MMW_PUBLIC_URL", f"http://{MMW_HOST}:{MMW_PORT}").rstrip("/")
 ALLOWED_HOSTS = env_list("MMW_ALLOWED_HOSTS", [MMW_HOST, "localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("MMW_CSRF_TRUSTED_ORIGINS", [PUBLIC_URL])
+# The load balancers and proxies in front of the web processes (addresses or CIDRs, default none):
+# only from these is X-Forwarded-For believed, and the right-most address in it they did not
+# add is the client every per-address throttle counts (mmw/client_address.py, docs/deploy.md).
+MMW_TRUSTED_PROXIES = env_networks("MMW_TRUSTED_PROXIES", [])
 # Origins (exact, like "https://inspector.example.com") of browser-based MCP clients served from
 # another host; /mcp answers 403 to any other present Origin whose host is not in ALLOWED_HOSTS.
 MMW_MCP_ALLOWED_ORIGINS = env_list("MMW_MCP_ALLOWED_ORIGINS", [])
@@ -126,6 +130,13 @@ DB_POOL_MAX_SIZE = env_int("MMW_DB_POOL_MAX_SIZE", 0, minimum=0)
 DB_POOL_TIMEOUT = env_float("MMW_DB_POOL_TIMEOUT", 1.0, minimum=0.1)
 # Seconds after a refused connect during which borrows fail at once (503), then one probe (mmw.db.breaker).
 DB_BREAKER_SECONDS = env_float("MMW_DB_BREAKER_SECONDS", 1.0, minimum=0.1)
+# How long the pool keeps retrying one failed connect on its own (psycopg_pool's reconnect_timeout,
+# 5 minutes by default) before leaving it to the next borrow, which starts a new attempt at once.
+# Its retries wait 1 s, 2, 4, 8, 16 ... and, while one waits, the pool starts no other: after an
+# outage, calls waited for the next point of that schedule: 7.6-9.6 s after a 20-s outage, 18.7 s
+# after a 40-s one (docs/reliability.md, "Recovery after an outage"). The breaker keeps
+# demand's attempts to about one a second while the database refuses connections.
+DB_POOL_RECONNECT_SECONDS = 2.0
 if DB_POOL_MAX_SIZE:
     if DATABASES["default"]["CONN_MAX_AGE"]:
         raise ValueError("MMW_DB_CONN_MAX_AGE must be 0 when MMW_DB_POOL_MAX_SIZE pools connections")
@@ -138,6 +149,7 @@ if DB_POOL_MAX_SIZE:
         # Shed load instead of queueing it: a request that cannot borrow a connection within this
         # many seconds answers 503 with Retry-After (mmw.boundary), well inside the 2 s promise.
         "timeout": DB_POOL_TIMEOUT,
+        "reconnect_timeout": DB_POOL_RECONNECT_SECONDS,
         # Tells mmw.db.breaker how each connect went: refused -> borrows fail at once for a while.
         "connection_class": WatchedConnection,
     }

@@ -120,3 +120,33 @@ def test_entries_count_against_the_plans_ledger_limit_on_both_surfaces(ledgers: 
                                                          "reference": "r1"})  # fmt: skip
     assert (status, replay["replayed"]) == (200, True)  # a replay is not a new entry
     assert Entry.objects.count() == 3
+
+
+# --- times at the end of what can be stored (issue #35) --------------------------------------------
+
+UNTIL_PAST_9999 = "repeat must look like FREQ=MONTHLY;INTERVAL=1;UNTIL=2027-12-31 (UNTIL must lie between the years 1 and 9999 once converted to UTC)"
+
+
+@pytest.mark.parametrize("until", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
+def test_a_repeat_until_past_year_9999_in_utc_is_refused_clearly(ledgers: Ledgers, until: str):
+    """Year 9999 at -14:00 is year 10000 in UTC, which Python cannot hold: it was a 500."""
+    with pytest.raises(InvalidInput) as excinfo:
+        remind(ledgers, due_at="2027-01-31T09:00:00Z", repeat=f"FREQ=MONTHLY;UNTIL={until}")
+    assert excinfo.value.message == UNTIL_PAST_9999
+
+
+def test_a_repeat_until_the_last_day_python_holds_is_kept(ledgers: Ledgers):
+    rent = remind(ledgers, due_at="2027-01-31T09:00:00Z", repeat="FREQ=MONTHLY;UNTIL=9999-12-31")
+    assert Entry.objects.get(pk=rent).repeat == "FREQ=MONTHLY;UNTIL=9999-12-31T23:59:59.999999Z"
+    assert upcoming_days(ledgers) == ["2027-01-31", "2027-02-28", "2027-03-31"]
+
+
+def test_occurrences_that_would_fall_after_year_9999_do_not_exist(ledgers: Ledgers):
+    """A series whose next step passes the year 9999 ends there (it overflowed into a 500)."""
+    late = remind(ledgers, due_at="9998-06-01T00:00:00Z", repeat="FREQ=YEARLY;INTERVAL=366")
+    with pytest.raises(InvalidInput, match="due_at is not an occurrence of this reminder"):
+        complete(ledgers.alice, late, due_at="9998-12-01T00:00:00Z")
+    daily = remind(ledgers, due_at="9998-12-31T12:00:00-14:00", repeat="FREQ=DAILY;INTERVAL=366")
+    assert complete(ledgers.alice, daily)["completes_due_at"] == "9999-01-01T02:00:00+00:00"
+    with pytest.raises(Conflict, match="every occurrence of this reminder is completed"):
+        complete(ledgers.alice, daily)

@@ -184,7 +184,7 @@ def test_upcoming_expands_repeats_and_leaves_cancelled_reminders_out(ledgers: Le
 def test_repeat_expansion_across_month_ends_and_leap_years():
     leap = datetime(2024, 2, 29, 12, tzinfo=UTC)
     yearly = parse_repeat("FREQ=YEARLY")
-    assert [nth(leap, yearly, n).date().isoformat() for n in range(5)] == [
+    assert [str(nth(leap, yearly, n))[:10] for n in range(5)] == [
         "2024-02-29", "2025-02-28", "2026-02-28", "2027-02-28", "2028-02-29"]  # fmt: skip
     monthly = parse_repeat("freq=monthly;until=2024-05-31")
     jan31 = datetime(2024, 1, 31, tzinfo=UTC)

@@ -127,6 +127,42 @@ def test_a_bad_turn_fails_alone_and_positions_repeat_within_a_call_are_compared(
     ]
 
 
+def test_a_position_past_the_column_fails_alone_and_its_neighbours_are_stored(tenancy: Tenancy) -> None:
+    """Positions are 0 … 2,147,483,647 (the column's range): 2^31 was a 500 for the whole call."""
+    api = Api(tenancy.alice.key)
+    api.call("PUT", "/sessions/codex/s-big", {})
+    turns = [
+        {"position": 0, "role": "user", "content": "first"},
+        {"position": 2**31, "role": "user", "content": "one past the column"},
+        {"position": 10**40, "role": "user", "content": "far past it"},
+        {"position": -1, "role": "user", "content": "before the first"},
+        {"position": 2**31 - 1, "role": "user", "content": "the last there can be"},
+    ]
+    status, answer = api.call("POST", "/sessions/codex/s-big/turns", {"turns": turns})
+    assert status == 200, answer
+    outcomes = [r.get("status") or r["error"]["message"] for r in answer["results"]]
+    out_of_range = "position must be between 0 and 2147483647"
+    assert outcomes == ["created", out_of_range, out_of_range, out_of_range, "created"]
+    assert answer["errors"] == 3
+    assert sorted(Turn.objects.values_list("position", flat=True)) == [0, 2**31 - 1]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/sessions/codex/s-big?after=2147483648", "after must be between -1 and 2147483647"),
+        ("/sessions/codex/s-big?after=-2", "after must be between -1 and 2147483647"),
+        ("/sessions?offset=99999999999999999999", "offset must be between 0 and 2147483647"),
+    ],
+)
+def test_paging_past_the_declared_bounds_is_refused(tenancy: Tenancy, path: str, message: str) -> None:
+    api = Api(tenancy.alice.key)
+    api.call("PUT", "/sessions/codex/s-big", {})
+    status, answer = api.call("GET", path)
+    assert status == 400, answer
+    assert answer["error"]["message"] == message
+
+
 def test_the_turns_body_is_bounded(tenancy: Tenancy) -> None:
     api = Api(tenancy.alice.key)
     api.call("PUT", "/sessions/codex/s-3", {})

@@ -258,6 +258,9 @@ def _web(host: str, port: int, workers: int) -> list[str]:
         sys.executable, "-m", "uvicorn", "mmw.asgi:application",
         "--host", host, "--port", str(port), "--workers", str(workers),
         "--no-server-header", "--lifespan", "on",
+        # X-Forwarded-For is MMW's to read (mmw.client_address, MMW_TRUSTED_PROXIES): uvicorn's
+        # own handling would believe it from 127.0.0.1, i.e. from anyone behind a local proxy.
+        "--no-proxy-headers",
     ]  # fmt: skip
 
 
