@@ -129,7 +129,8 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="print every miss and false positive")
     args = parser.parse_args()
     corpus = load("financial.jsonl")
-    positives = {s: [r for r in corpus if r["label"] != "negative" and r["set"] == s] for s in ("dev", "heldout")}
+    sets = ("dev", "heldout", "handwritten")
+    positives = {s: [r for r in corpus if r["label"] != "negative" and r["set"] == s] for s in sets}
     clean: dict[str, list[tuple[str, str]]] = {
         "financial hard negatives": [(r["kind"], r["text"]) for r in corpus if r["label"] == "negative"],
         "ordinary.jsonl": [("ordinary", r["text"]) for r in load("ordinary.jsonl")],
@@ -140,7 +141,7 @@ def main() -> int:
     row("", [g.label for g in measured])
     results = {s: [recall(g, rows, misses) for g in measured] for s, rows in positives.items()}
     for label in ("card", "cvv", "iban"):
-        for s in ("dev", "heldout"):
+        for s in sets:
             row(f"{label} removed ({s})", [pct(c, t, label) for c, t in results[s]])
     kinds = sorted({r["kind"] for rows in positives.values() for r in rows})
     for kind in kinds:

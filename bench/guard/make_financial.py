@@ -10,8 +10,10 @@ JSON object:
   ``negative`` (a hard negative: nothing may be redacted);
 - ``kind``: the shape (``card_dots``, ``cvv_ru``, ``iban_lower``, ``neg_phone``, …);
 - ``secrets``: the substrings, as written, that must not survive screening (positives only);
-- ``set``: ``dev`` (the shapes the rules were written for) or ``heldout`` (other contexts and
-  values generated with another seed, never looked at while writing the rules).
+- ``set``: ``dev`` (the shapes the rules were written for), ``heldout`` (the same shapes in other
+  contexts, with values from another seed, never looked at while writing the rules) or
+  ``handwritten`` (real-looking lines written after the rules: chat, CSV, JSON, query strings,
+  other networks and labels; never used to tune them).
 
 Measured by ``bench/guard/financial.py``.
 """
@@ -426,13 +428,95 @@ def heldout_rows() -> list[dict[str, object]]:
     return rows
 
 
+def luhn(body: str) -> str:
+    """``body`` completed with its Luhn check digit."""
+    return body + luhn_digit(body)
+
+
+def fours(number: str) -> str:
+    return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
+
+
+MIR = luhn("220070012345678")  # Mir (Russia): 2200-2204
+SBERBANK = luhn("427638001234567")
+UNIONPAY19 = luhn("621234567890123456")
+
+# Hand-written after the rules (real-looking notes, chat lines, CSV and JSON), never used to tune
+# them: (text, secrets that must go).  Published test card numbers and example IBANs.
+HANDWRITTEN_POSITIVES: list[tuple[str, str, list[str]]] = [  # (label, text, secrets)
+    ("card", '{"pan": "4111111111111111", "exp": "12/29"}', ["4111111111111111"]),
+    ("card", "row: 4111111111111111,12,2029,123", ["4111111111111111", "123"]),
+    ("card", "Card number: 4111-1111-1111-1111, expiry 12/29, CVC 123", ["4111-1111-1111-1111", "123"]),
+    ("card", "my card is 5555 5555 5555 4444 can you pay the invoice", ["5555 5555 5555 4444"]),
+    ("card", f"карта МИР {fours(MIR)}", [fours(MIR)]),
+    ("card", "Paid via Amex 3714 496353 98431.", ["3714 496353 98431"]),
+    ("card", "VISA: 4012 8888 8888 1881 / 07-27 / 321", ["4012 8888 8888 1881", "321"]),
+    ("card", "4111 1111 1111 1111\n12/29\n123", ["4111 1111 1111 1111", "123"]),
+    ("card", "cc: 6011000990139424 exp0929 cvv 374", ["6011000990139424", "374"]),
+    ("card", f"номер {fours(SBERBANK)}, срок 09/27, CVC 555", [fours(SBERBANK), "555"]),
+    ("card", "Kartennummer 5105-1051-0510-5100 gültig bis 11/28 Prüfziffer 737", ["5105-1051-0510-5100", "737"]),
+    ("card", "tarjeta 4000 0566 5566 5556 vence 05/30 código 123", ["4000 0566 5566 5556", "123"]),
+    ("card", "ｃａｒｄ：４１１１１１１１１１１１１１１１", ["４１１１１１１１１１１１１１１１"]),
+    ("card", "pan=4111111111111111&cvv=123&exp=1229", ["4111111111111111", "123"]),
+    ("card", "4111 1111 1111 1111 (exp 12/29, cvv 123)", ["4111 1111 1111 1111", "123"]),
+    ("card", "Visa ending 1111, full number 4111111111111111", ["4111111111111111"]),
+    ("card", "  4111\u00a01111\u00a01111\u00a01111\u00a0\u00a012/29", ["4111\u00a01111\u00a01111\u00a01111"]),
+    ("card", "Card: 3530111333300000", ["3530111333300000"]),
+    ("card", "dinersclub 3056 9309 0259 04", ["3056 9309 0259 04"]),
+    ("card", f"UnionPay {fours(UNIONPAY19)}", [fours(UNIONPAY19)]),
+    ("iban", "IBAN: FR76 3000 6000 0112 3456 7890 189", ["FR76 3000 6000 0112 3456 7890 189"]),
+    ("iban", "iban gb33bukb20201555555555", ["gb33bukb20201555555555"]),
+    ("iban", "Please wire to ch93 0076 2011 6238 5295 7", ["ch93 0076 2011 6238 5295 7"]),
+    ("iban", "ES91 2100 0418 4502 0005 1332", ["ES91 2100 0418 4502 0005 1332"]),
+    ("iban", "IBAN DE89-3704-0044-0532-0130-00", ["DE89-3704-0044-0532-0130-00"]),
+    ("iban", "IT60X0542811101000000123456", ["IT60X0542811101000000123456"]),
+    ("cvv", "CVV2/CVC2: 987", ["987"]),
+    ("cvv", "sec code 123 on the back of the card", ["123"]),
+    ("cvv", "the three digits on the back are 456", ["456"]),
+    ("cvv", "CVC: ７８９", ["７８９"]),
+]  # fmt: skip
+HANDWRITTEN_NEGATIVES = [
+    "Call 1-800-555-0199 or +1 415 555 2671",
+    "Invoice 2024-0001234-5678",
+    "Ticket JIRA-4111, build 1111, PR #1111",
+    "Coordinates 48.8566, 2.3522; altitude 35 m",
+    "SSN 123-45-6789",
+    "Room 404, floor 5, code 1234 for the door",
+    "version 1.2.3-rc.4, build 20240315.1",
+    "the cvc library version 4.2.0",
+    "CVV fraud rate was 0.12% in Q3",
+    "cid: 4521",
+    "DE is 49, FR is 33, GB is 44",
+    "ab12 cd34 ef56",
+    "sha1 4111111111111111111111111111111111111111",
+    "Error code 5000 at 12:30:45.123",
+    "SIRET 362 521 879 00034",
+    "Facture n° 2024-12-0042, montant 1 234,56 €",
+    "Pay 4 x 1111 EUR",
+    "de 12 à 14 h",
+    "Bank code (BLZ) 370 400 44, account 0532 0130 00",
+    "Заказ № 4111 отправлен 12/29",
+]
+
+
+def handwritten_rows() -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = [
+        {"label": label, "kind": f"{label}_handwritten", "text": text, "secrets": secrets}
+        for label, text, secrets in HANDWRITTEN_POSITIVES
+    ]
+    rows += [{"label": "negative", "kind": "neg_handwritten", "text": t, "secrets": []} for t in HANDWRITTEN_NEGATIVES]
+    for row in rows:
+        row["set"] = "handwritten"
+    return rows
+
+
 def corpus() -> list[dict[str, object]]:
     m = Maker(20261204)
     rows = card_rows(m, CARD_CONTEXTS, 3) + cvv_rows(m, CVV_CONTEXTS) + iban_rows(m, IBAN_CONTEXTS, 3)
     rows += negative_rows(m)
     for row in rows:
         row["set"] = "dev"
-    return rows + heldout_rows()
+    return rows + heldout_rows() + handwritten_rows()
 
 
 def check(rows: list[dict[str, object]]) -> None:
