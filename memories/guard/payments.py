@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memories.guard.lexicon import LEXICON
-from memories.guard.textviews import LOWER_TABLE, Views, encode, find_all, fold_literal, lower_literal
+from memories.guard.textviews import LOWER_TABLE, Views, find_all, fold_literal, lower_literal
 from memories.guard.types import Span
 
 _DIGITS = "0123456789"
@@ -303,7 +303,7 @@ def _payment_lower(views: Views) -> bytes:
         return views.lower
     lower = views.memo.get("payment_lower")
     if lower is None:
-        lower = views.memo["payment_lower"] = encode(views.payment_text).translate(LOWER_TABLE)
+        lower = views.memo["payment_lower"] = views.payment_encoded.translate(LOWER_TABLE)
     assert isinstance(lower, bytes)
     return lower
 
@@ -413,9 +413,7 @@ def char_classes(views: Views) -> bytes:
     per text (from the shared ``encoded`` view when the payment text is the text itself)."""
     classes = views.memo.get("char_classes")
     if classes is None:
-        text = views.payment_text
-        encoded = views.encoded if text is views.text else encode(text)
-        classes = views.memo["char_classes"] = encoded.translate(_CLASS_TABLE)
+        classes = views.memo["char_classes"] = views.payment_encoded.translate(_CLASS_TABLE)
     assert isinstance(classes, bytes)
     return classes
 
