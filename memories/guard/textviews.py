@@ -243,10 +243,6 @@ class _PaymentTable(dict[int, str]):
 _PAYMENT_TABLE = _PaymentTable()
 
 
-def _payment_run(match: re.Match[str]) -> str:
-    return match.group().translate(_PAYMENT_TABLE)
-
-
 BATCH_MIN = 12
 BATCH_MIN_CHARS = 2_000
 """From this many words, on a text this long, :meth:`Views.prefetch_word_positions` builds an
@@ -394,36 +390,51 @@ class Views:
         for char, replacement in _PAYMENT_IN_CODEC:
             if char in text:
                 text = text.replace(char, replacement)
-        if self.payment_outside_codec:
-            text = _PAYMENT_RUN.sub(_payment_run, text)
+        fixes = self._payment_fixes
+        if fixes:
+            pieces, at = [], 0
+            for position, replacement in fixes:
+                pieces += [text[at:position], replacement]
+                at = position + 1
+            pieces.append(text[at:])
+            text = "".join(pieces)
         return self.text if text == self.text else text
 
     @cached_property
     def payment_encoded(self) -> bytes:
         """:attr:`payment_text` one byte per character, as :attr:`encoded` is for the text: from
-        :attr:`encoded` by one ``bytes.translate`` unless a character outside the codec was
-        rewritten."""
+        :attr:`encoded` by one ``bytes.translate``, and the few characters outside the codec set
+        one by one."""
         if self.payment_text is self.text:
             return self.encoded
-        if not self.payment_outside_codec:
-            return self.encoded.translate(_PAYMENT_CODEC_TABLE)
-        return encode(self.payment_text)
+        encoded = self.encoded.translate(_PAYMENT_CODEC_TABLE)
+        if not self._payment_fixes:
+            return encoded
+        patched = bytearray(encoded)
+        for position, replacement in self._payment_fixes:
+            patched[position] = ord(replacement)
+        return bytes(patched)
 
     @cached_property
-    def payment_outside_codec(self) -> bool:
-        """The text holds a character of :data:`_PAYMENT_RUN` that the codec does not map (all of
-        them are ``?`` in :attr:`encoded`)."""
+    def _payment_fixes(self) -> list[tuple[int, str]]:
+        """(offset, ASCII replacement) of each character of :data:`_PAYMENT_RUN` in the text, in
+        order: all of them are outside the codec, so only a ``?`` of :attr:`encoded` can be one."""
         if not self.has_unmapped:
-            return False
+            return []
         encoded, text = self.encoded, self.text
         if encoded.count(UNMAPPED) > _PAYMENT_FIND_MAX:
-            return _PAYMENT_RUN.search(text) is not None
+            return [
+                (start, _PAYMENT_TABLE[ord(text[start])])
+                for run in _PAYMENT_RUN.finditer(text)
+                for start in range(run.start(), run.end())
+            ]
+        fixes = []
         at = encoded.find(UNMAPPED)
         while at != -1:
             if text[at] in _PAYMENT_OUTSIDE_CODEC:
-                return True
+                fixes.append((at, _PAYMENT_TABLE[ord(text[at])]))
             at = encoded.find(UNMAPPED, at + 1)
-        return False
+        return fixes
 
     @cached_property
     def utf8(self) -> bytes:
