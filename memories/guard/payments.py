@@ -25,11 +25,11 @@ lower-case view, only when the word gate says the label occurs.  Every repetitio
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from memories.guard.lexicon import LEXICON
-from memories.guard.textviews import LOWER_TABLE, Views, find_all, fold_literal, lower_literal
+from memories.guard.textviews import Views, encode, find_all, fold_literal, lower_literal
 from memories.guard.types import Span
 
 _DIGITS = "0123456789"
@@ -194,10 +194,10 @@ def cards(views: Views) -> list[Card]:
     views (the security-code and card-number rules share them)."""
     found = views.memo.get("cards")
     if found is None:
-        text = views.payment_text
         found = list[Card]()
         previous_end = -1
-        for match in _anchored(CARD_NUMBER, views, _CARD_STARTS, b"0", _ISSUER_FIRST):
+        for match in _anchored(CARD_NUMBER, views, _CARD_STARTS, _ISSUER_FIRST):
+            text = match.string  # the payment text
             card = _card_at(text, match, previous_end)
             if card is not None:
                 span, digits = card
@@ -285,27 +285,38 @@ def card_codes(views: Views) -> Iterator[Span]:
     labels = [label for label in _LABELS if label.gate in views.vocab]
     if not labels:
         return
-    text, lower = views.payment_text, _payment_lower(views)
+    lower = _payment_lower(views)
     card_starts = {card.span[0] for card in cards(views)}
     context = bool(card_starts) or any(word in views.vocab for word in _CARD_WORDS)
     for label in labels:
         if label.generic and not context:
             continue
         for at in find_all(lower, label.literal):
-            match = CARD_CODE.match(text, at)
+            match = CARD_CODE.match(views.payment_text, at)
             if match is not None and match.start("code") not in card_starts:  # "CVV 4111 1111…" is a card
                 yield match.span("code")
 
 
 def _payment_lower(views: Views) -> bytes:
-    """:attr:`Views.lower` of :attr:`Views.payment_text` (full-width letters found as ASCII)."""
-    if views.payment_text is views.text:
-        return views.lower
-    lower = views.memo.get("payment_lower")
-    if lower is None:
-        lower = views.memo["payment_lower"] = views.payment_encoded.translate(LOWER_TABLE)
-    assert isinstance(lower, bytes)
-    return lower
+    """:attr:`Views.lower` of :attr:`Views.payment_text` (full-width letters found as ASCII):
+    :attr:`Views.lower` already reads NBSP and dashes as the payment text does, so only the
+    characters outside the codec are set."""
+    return _patched(views, "payment_lower", views.lower, lambda char: char.lower())
+
+
+def _patched(views: Views, key: str, view: bytes, byte_of: Callable[[str], str]) -> bytes:
+    """``view`` (one byte per character) with the bytes of :attr:`Views.payment_fixes` set to
+    ``byte_of`` their replacement; ``view`` itself when there are none.  Kept in ``views.memo``."""
+    if not views.payment_fixes:
+        return view
+    patched = views.memo.get(key)
+    if patched is None:
+        edited = bytearray(view)
+        for position, replacement in views.payment_fixes:
+            edited[position] = ord(byte_of(replacement))
+        patched = views.memo[key] = bytes(edited)
+    assert isinstance(patched, bytes)
+    return patched
 
 
 # --- IBANs ----------------------------------------------------------------------------------
@@ -382,59 +393,67 @@ def _iban_from(text: str, match: re.Match[str]) -> Span | None:
 
 def ibans(views: Views) -> Iterator[Span]:
     """IBANs of a registry country, with their checksum, compact or grouped by spaces, any case."""
-    text = views.payment_text
-    for match in _anchored(IBAN_START, views, _IBAN_STARTS, b"0A", _LETTER_FIRST):
-        span = _iban_from(text, match)
+    for match in _anchored(IBAN_START, views, _IBAN_STARTS, _LETTER_FIRST):
+        span = _iban_from(match.string, match)
         if span is not None:
             yield span
 
 
 # --- where a match can start --------------------------------------------------------------------
 
-_CLASS_TABLE = bytes(
-    ord("0")
-    if 48 <= b <= 57
-    else ord("A")
-    if 65 <= b <= 90 or 97 <= b <= 122
-    else ord("-")
-    if b in (32, 45, 46)
-    else ord(".")
-    for b in range(256)
-)
-_CARD_STARTS = re.compile(rb"0000(?=0000|-{1,3}0000)")  # eight digits, or four, separators, four
-_IBAN_STARTS = re.compile(rb"AA00")  # country code and check digits
+_CODEC_SEPARATORS = encode("\u00a0\u2013\u2014")  # NBSP, en and em dash: the codec's own bytes
+
+
+def _class_of(byte: int) -> int:
+    if 48 <= byte <= 57:
+        return ord("0")
+    if 65 <= byte <= 90 or 97 <= byte <= 122:
+        return ord("A")
+    return ord("-") if byte in (32, 45, 46) or byte in _CODEC_SEPARATORS else ord(".")
+
+
+_CLASS_TABLE = bytes(_class_of(b) for b in range(256))
+# eight digits, or four, separators and four, not after a digit
+_CARD_STARTS = re.compile(rb"0000(?<!00000)(?=0000|-{1,3}0000)")
+_IBAN_STARTS = re.compile(rb"AA00(?<![0A]AA00)")  # country code and check digits, not inside a word
 _ISSUER_FIRST = frozenset("23456")
 _LETTER_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def char_classes(views: Views) -> bytes:
     """:attr:`Views.payment_text`, one byte per character, with ASCII digits as ``0``, ASCII
-    letters as ``A``, space, hyphen and dot as ``-`` and everything else as ``.``; computed once
-    per text (from the shared ``encoded`` view when the payment text is the text itself)."""
+    letters as ``A``, every space, hyphen, dash and dot as ``-`` and everything else as ``.``;
+    one ``bytes.translate`` of the shared ``encoded`` view (and the characters outside the codec
+    set one by one), computed once per text."""
     classes = views.memo.get("char_classes")
     if classes is None:
-        classes = views.memo["char_classes"] = views.payment_encoded.translate(_CLASS_TABLE)
+        translated = views.encoded.translate(_CLASS_TABLE)
+        classes = views.memo["char_classes"] = _patched(views, "classes", translated, _class_char)
     assert isinstance(classes, bytes)
     return classes
 
 
-def _starts(classes: bytes, anchor: re.Pattern[bytes], not_after: bytes) -> list[int]:
-    """Every offset where ``anchor`` matches :func:`char_classes` and the class before it is
-    not in ``not_after`` (a match cannot start inside a number or a word).  ``anchor`` starts
-    with a literal (``re`` skips to it in C) and its matches never hide a valid start: in a
-    run of digits the first ``0000`` is at the run's start, and ``AA00`` cannot overlap itself."""
-    return [m.start() for m in anchor.finditer(classes) if m.start() == 0 or classes[m.start() - 1] not in not_after]
+def _class_char(char: str) -> str:
+    return chr(_class_of(ord(char)))
+
+
+def _starts(classes: bytes, anchor: re.Pattern[bytes]) -> list[int]:
+    """Every offset where ``anchor`` matches :func:`char_classes`.  Each anchor starts with a
+    literal (``re`` skips to it in C) and its look-behind, checked in C too, drops the hits inside
+    a number or a word; its matches never hide a valid start (in a run of digits the first
+    ``0000`` is at the run's start, and ``AA00`` cannot overlap itself)."""
+    return [match.start() for match in anchor.finditer(classes)]
 
 
 def _anchored(
-    pattern: re.Pattern[str], views: Views, anchor: re.Pattern[bytes], not_after: bytes, first: frozenset[str]
+    pattern: re.Pattern[str], views: Views, anchor: re.Pattern[bytes], first: frozenset[str]
 ) -> Iterator[re.Match[str]]:
     """``pattern``'s matches over :attr:`Views.payment_text`, tried only at the offsets
     :func:`_starts` gives and where the character is in ``first``; left to right."""
     if not has_digits(views):
         return
-    text = views.payment_text
-    for at in _starts(char_classes(views), anchor, not_after):
+    for at in _starts(char_classes(views), anchor):
+        text = views.payment_text  # built only for a text with a start
         if text[at] in first:
             match = pattern.match(text, at)
             if match is not None:

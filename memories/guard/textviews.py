@@ -215,9 +215,6 @@ _PAYMENT_RUN = re.compile(f"[{_PAYMENT_SPACES}{_PAYMENT_DASHES}\uff01-\uff5e\U00
 _PAYMENT_OUTSIDE_CODEC = frozenset(
     _PAYMENT_SPACES + _PAYMENT_DASHES + "".join(map(chr, [*range(0xFF01, 0xFF5F), *range(0x1D7CE, 0x1D800)]))
 )
-_PAYMENT_CODEC_TABLE = bytes.maketrans(
-    bytes(_SLOT[char] for char, _ in _PAYMENT_IN_CODEC), bytes(ord(r) for _, r in _PAYMENT_IN_CODEC)
-)
 _PAYMENT_FIND_MAX = 2_000
 """Up to this many characters outside the codec, each is looked at (``bytes.find`` of ``?`` in the
 encoded view, ~0.02 ms for 120 of them in 100,000 characters); past it one regex scan of the
@@ -390,35 +387,22 @@ class Views:
         for char, replacement in _PAYMENT_IN_CODEC:
             if char in text:
                 text = text.replace(char, replacement)
-        fixes = self._payment_fixes
-        if fixes:
+        changed = text is not self.text
+        if self.payment_fixes:
             pieces, at = [], 0
-            for position, replacement in fixes:
+            for position, replacement in self.payment_fixes:
                 pieces += [text[at:position], replacement]
                 at = position + 1
             pieces.append(text[at:])
-            text = "".join(pieces)
-        return self.text if text == self.text else text
+            text, changed = "".join(pieces), True
+        return text if changed else self.text
 
     @cached_property
-    def payment_encoded(self) -> bytes:
-        """:attr:`payment_text` one byte per character, as :attr:`encoded` is for the text: from
-        :attr:`encoded` by one ``bytes.translate``, and the few characters outside the codec set
-        one by one."""
-        if self.payment_text is self.text:
-            return self.encoded
-        encoded = self.encoded.translate(_PAYMENT_CODEC_TABLE)
-        if not self._payment_fixes:
-            return encoded
-        patched = bytearray(encoded)
-        for position, replacement in self._payment_fixes:
-            patched[position] = ord(replacement)
-        return bytes(patched)
-
-    @cached_property
-    def _payment_fixes(self) -> list[tuple[int, str]]:
+    def payment_fixes(self) -> list[tuple[int, str]]:
         """(offset, ASCII replacement) of each character of :data:`_PAYMENT_RUN` in the text, in
-        order: all of them are outside the codec, so only a ``?`` of :attr:`encoded` can be one."""
+        order: all of them are outside the codec, so only a ``?`` of :attr:`encoded` can be one.
+        The other characters :attr:`payment_text` rewrites (NBSP, en and em dash) are in the
+        codec, which :attr:`lower` already maps to `` `` and ``-``."""
         if not self.has_unmapped:
             return []
         encoded, text = self.encoded, self.text

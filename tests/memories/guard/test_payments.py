@@ -135,3 +135,11 @@ def test_a_code_label_before_a_card_number_takes_the_code_not_the_card() -> None
     both = f"cvv [REDACTED:card_cvv:00000000] [REDACTED:card_number:{sha8(card)}]"
     assert screen_text(f"cvv 123 {card}").text == both
     assert screen_text(f"CVV {card}").text == f"CVV [REDACTED:card_number:{sha8(card)}]"
+
+
+@pytest.mark.parametrize("filler", ["", "中文" * 2_000, "😀 " * 1_500])
+def test_a_full_width_card_is_found_however_many_characters_lie_outside_the_codec(filler: str) -> None:
+    """Up to 2,000 such characters each is looked at; past that, one scan of the text."""
+    card = "４１１１\u2009１１１１\u2009１１１１\u2009１１１１"
+    result = screen_text(f"{filler} карта {card} ｃｖｖ：１２３")
+    assert result.text.endswith(f"карта [REDACTED:card_number:{sha8(card)}] ｃｖｖ：[REDACTED:card_cvv:00000000]")
