@@ -8,15 +8,16 @@ and checksummed like one (one in ten for Luhn, one in 97 for an IBAN).  A securi
 checksum: it is three or four digits after its label (``cvv``, ``CVC2``, ``cryptogramme``,
 ``код CVV``…), or right after a card number (and its expiry date).
 
-All three read :attr:`Views.payment_text`: the text with full-width and other scripts' digits as
-ASCII digits and every kind of space or dash as `` `` / ``-``, one character per character, so a
-span found there is the same span of the raw text (which is what gets redacted).
+All three read :attr:`Views.payment_text`: the text with full-width ASCII and mathematical digits
+as ASCII and every kind of space or dash as `` `` / ``-``, one character per character, so a span
+found there is the same span of the raw text (which is what gets redacted).
 
 Speed contract (as ``secrets``): the card and IBAN regexes do not scan the text. One byte
-translation (:func:`char_classes`: digit, letter, separator, other) and ``bytes.find`` give the
-only offsets where a match can start — a card's first eight digits (``dddddddd``, or two runs of
-four around a separator), an IBAN's ``CCdd`` — and the regex is tried anchored there
-(``match(text, pos)``); what surrounds a match is checked in Python on a few characters.  These
+translation (:func:`char_classes`: digit, letter, separator, other) and a literal-first ``re``
+scan of it give the only offsets where a match can start — a card's first eight digits
+(``dddddddd``, or two runs of four around separators), an IBAN's ``CCdd``, neither inside a
+number or a word — and the regex is tried anchored there (``match(text, pos)``); what surrounds
+a match is checked in Python on a few characters.  These
 anchored tries find exactly what ``finditer`` over the whole text finds (tested against it:
 tests/memories/guard/test_prefilter.py).  Security-code labels are found by ``bytes.find`` in the
 lower-case view, only when the word gate says the label occurs.  Every repetition is bounded.
@@ -56,10 +57,9 @@ _GLUED_LABEL_MAX = 20
 
 def issuer_length_ok(digits: str) -> bool:
     """A card network's issuer prefix with one of its lengths: Visa 4 (13, 16, 19), Mir 2200-2204
-    (16-19), Mastercard
-    51-55 and 2221-2720 (16), Amex 34/37 (15), Diners 30/36/38/39 (14, 16, 19), Discover
-    6011/644-649/65 (16, 19), JCB 3528-3589 (16, 19), UnionPay 62 (16-19), Maestro 50/56-58/63/67/69
-    (13-19)."""
+    (16-19), Mastercard 51-55 and 2221-2720 (16), Amex 34/37 (15), Diners 30/36/38/39 (14, 16,
+    19), Discover 6011/644-649/65 (16, 19), JCB 3528-3589 (16, 19), UnionPay 62 (16-19), Maestro
+    50/56-58/63/67/69 (13-19)."""
     n, p2, p4 = len(digits), int(digits[:2]), int(digits[:4])
     if digits[0] == "4":
         return n in (13, 16, 19)
