@@ -40,7 +40,7 @@ REPRODUCTIONS = [
 
 
 @pytest.mark.parametrize(("text", "gone", "rules"), REPRODUCTIONS, ids=[r[0] for r in REPRODUCTIONS])
-def test_issue_35_reproductions_are_stored_redacted(text: str, gone: str, rules: list[str]) -> None:
+def test_issue_35_reproductions_are_redacted(text: str, gone: str, rules: list[str]) -> None:
     result = screen_text(text)
     assert gone not in digits_left(result.text), result.text
     assert [r.rule_id for r in result.redactions] == rules
