@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/guard/compare_rev.py --against REV [--realworld]
 
-For every line of the bench corpora (secrets, poisoning, ordinary, held-out), every case of the
+For every line of the bench corpora (secrets, poisoning, ordinary, held-out, financial), every case of the
 rule-table tests and the 100k ordinary text, compares (1) each rule's spans, ``rule.find`` on
 fresh views, and (2) ``screen_text``'s outcome: the output text and redactions, or the refusal's
 rule and reason.  ``--realworld`` adds every text file of the installed packages (as
@@ -43,7 +43,7 @@ def rule_spans(rules: tuple[object, ...], views_type: type, text: str) -> list[o
 
 
 def texts(realworld: bool) -> Iterator[tuple[str, str]]:
-    for name in ("secrets.jsonl", "poisoning.jsonl", "ordinary.jsonl", "heldout.jsonl"):
+    for name in ("secrets.jsonl", "poisoning.jsonl", "ordinary.jsonl", "heldout.jsonl", "financial.jsonl"):
         for i, row in enumerate(load(name)):
             yield f"{name}:{i + 1}", row["text"]
     yield "ordinary 100k", ordinary_content(load("ordinary.jsonl"))

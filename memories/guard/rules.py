@@ -116,8 +116,17 @@ RULES: tuple[Rule, ...] = (
     Rule("cli_credentials", "redact", "curl -u user:pass, mysql -pPASS, sshpass -p PASS", func=s.cli_credentials),
     Rule("password_assignment", "redact", "value of a password-named key", func=s.password_assignments),
     Rule("secret_assignment", "redact", "high-entropy value of a secret-named key", func=s.secret_assignments),
-    Rule("card_number", "redact", "payment card number (Luhn-valid PAN)", func=pay.card_numbers, gate=pay.has_digits),
+    # an IBAN before the card rules: the digits after its country code may pass for a card
     Rule("iban", "redact", "IBAN (registry length, mod-97 checksum)", func=pay.ibans, gate=pay.has_digits),
+    Rule(
+        "card_cvv",
+        "redact",
+        "card security code (CVV/CVC) after its label or a card number",
+        func=pay.card_codes,
+        gate=pay.has_digits,
+        hashed=False,
+    ),
+    Rule("card_number", "redact", "payment card number (Luhn-valid PAN)", func=pay.card_numbers, gate=pay.has_digits),
 )
 
 REFUSE_RULES: tuple[Rule, ...] = tuple(r for r in RULES if r.kind == "refuse")

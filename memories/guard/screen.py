@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from memories.guard.phrasebook import REPORT_MARKERS
 from memories.guard.rules import REDACT_RULES, REFUSE_RULES
 from memories.guard.textviews import Views
-from memories.guard.types import GuardRejection, Redaction, Rule, ScreenResult, Span
+from memories.guard.types import NO_DIGEST, GuardRejection, Redaction, Rule, ScreenResult, Span
 from memories.guard.values import MARKER_RE
 
 FieldValue = str | list[str] | None
@@ -22,8 +22,17 @@ def digest8(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
+_UNHASHED = frozenset(rule.id for rule in REDACT_RULES if not rule.hashed)
+
+
+def marker_digest(rule_id: str, secret: str) -> str:
+    """What the marker of ``secret`` carries: :func:`digest8`, or :data:`NO_DIGEST` for a rule
+    whose secrets are too short to hash (a card security code)."""
+    return NO_DIGEST if rule_id in _UNHASHED else digest8(secret)
+
+
 def marker(rule_id: str, secret: str) -> str:
-    return f"[REDACTED:{rule_id}:{digest8(secret)}]"
+    return f"[REDACTED:{rule_id}:{marker_digest(rule_id, secret)}]"
 
 
 def _views(text: str) -> Views:
@@ -98,7 +107,7 @@ def _apply(text: str, spans: list[tuple[int, int, str]], field: str, reported: l
     for start, end, rule_id in spans:
         secret = text[start:end]
         out += [text[at:start], marker(rule_id, secret)]
-        redactions.append(Redaction(rule_id, digest8(secret), field))
+        redactions.append(Redaction(rule_id, marker_digest(rule_id, secret), field))
         at = end
     out.append(text[at:])
     return ScreenResult("".join(out), tuple(redactions))

@@ -11,6 +11,8 @@ from memories.guard.textviews import Views
 
 RuleKind = Literal["redact", "refuse"]
 Span = tuple[int, int]
+NO_DIGEST = "00000000"
+"""The digest in the marker of a secret whose rule is not ``hashed``."""
 
 
 class GuardRejection(Exception):
@@ -52,6 +54,9 @@ class Rule:
     or the whole match, is the span) with an optional ``accept`` check on the matched secret, or
     ``func`` (free-form detector over the shared :class:`Views`).  ``gate`` is a cheap necessary
     condition (word-set lookups): when it is false the rule is skipped without scanning the text.
+    ``hashed=False`` marks a redaction rule whose secrets are too short to hash (a three-digit card
+    security code has 1,000 values: its digest would give it away); its markers carry
+    :data:`NO_DIGEST`.
     """
 
     id: str
@@ -61,6 +66,7 @@ class Rule:
     func: Callable[[Views], Iterable[Span]] | None = None
     accept: Callable[[str], bool] | None = None
     gate: Callable[[Views], bool] | None = None
+    hashed: bool = True
 
     def __post_init__(self) -> None:
         if (self.pattern is None) == (self.func is None):

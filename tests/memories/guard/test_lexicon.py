@@ -24,7 +24,7 @@ from memories.guard.textviews import Views, find_all
 from tests.memories.guard.test_rules import CASES
 
 CORPORA = Path(__file__).resolve().parents[3] / "bench" / "guard"
-_NAMES = ("secrets.jsonl", "heldout.jsonl", "ordinary.jsonl", "poisoning.jsonl")
+_NAMES = ("secrets.jsonl", "heldout.jsonl", "ordinary.jsonl", "poisoning.jsonl", "financial.jsonl")
 TEXTS = [json.loads(line)["text"] for n in _NAMES for line in (CORPORA / n).read_text("utf-8").splitlines()]
 TEXTS += [t for positive, negative in CASES.values() for t in positive + negative]
 ORDINARY = "\n\n".join(

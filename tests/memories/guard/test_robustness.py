@@ -80,6 +80,17 @@ PIECES = [
     "𝐢",
     "…",
     "[REDACTED:openai_key:0a1b2c3d]",
+    "4111 ",
+    "4111111111111111",
+    "１",
+    "\u00a0",
+    "\u2009",
+    "visa",
+    "12/29 ",
+    "cvv ",
+    "code ",
+    "de89",
+    "[REDACTED:card_cvv:00000000]",
 ]
 
 _runs = st.builds(lambda piece, n: piece * n, st.sampled_from(PIECES), st.integers(1, 3000))
@@ -207,6 +218,21 @@ PATHOLOGICAL = {
     "curl-one-line": "curl -u " * 12_000,
     "role-header-mid-line": "x ### system: " * 7_000,
     "yaml-comment-one-line": "password: abcd1 #" * 6_000,
+    # payment data (issue #35): digit groups, separators, labels and fillers repeated
+    "digit-run": "4" * 100_000,
+    "card-group-run": "4111 " * 20_000,
+    "card-dot-run": "4111." * 20_000,
+    "card-spaced-dash-run": "4111 - " * 14_000,
+    "card-nbsp-run": "4111\u00a0" * 20_000,
+    "fullwidth-digit-run": "４" * 100_000,
+    "cards-with-codes": "4111 1111 1111 1111 12/29 123 " * 3_300,
+    "glued-label-run": "visa" * 25_000 + "4111111111111111",
+    "letters-then-digits": ("a" * 19 + "4111111111111111 ") * 2_800,
+    "cvv-run": "cvv " * 25_000,
+    "cvv-filler-run": "cvv" + " code is" * 12_000 + " 123",
+    "security-code-run": "card security code " * 5_000,
+    "iban-start-run": "de89 " * 20_000,
+    "iban-lower-run": "de89370400440532013000 " * 4_300,
 }
 
 
