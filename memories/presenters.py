@@ -147,11 +147,20 @@ class Batch(Envelope):
     results: list[Remembered | ItemError]
 
 
+class Elsewhere(TypedDict):
+    """A workspace of the caller's where a short search would have found more (``selectors.elsewhere``)."""
+
+    workspace: str
+    matches: int
+
+
 class Found(Envelope):
-    """The answer of ``search``."""
+    """The answer of ``search``. ``other_workspaces``: when fewer than ``limit`` results came back
+    from one workspace, the caller's other workspaces with results (else empty)."""
 
     query: str
     results: list[Record]
+    other_workspaces: list[Elsewhere]
 
 
 class Got(Envelope):
@@ -186,6 +195,7 @@ class Recalled(Envelope):
     used_tokens: int
     items: list[Record]
     omitted: int
+    other_workspaces: list[Elsewhere]
 
 
 class WorkspaceRow(TypedDict):

@@ -32,7 +32,7 @@ from django.utils import timezone
 from pgvector import Vector
 from psycopg_pool import ConnectionPool
 
-from memories import recency, sequence, sql, vectors
+from memories import confidence, recency, sequence, sql, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 from mmw.db import aside
@@ -123,15 +123,23 @@ class Candidate:
     # vector match, its cosine less ``BACKGROUND_WEIGHT`` x its background, scaled: a record close
     # to everything in its workspace is close to any query too, and proves nothing.
     evidence: float | None = None
+    # The dense ranker's: the same evidence in units of the model's cosine scale, not clamped
+    # (``CosineScale.units``); what the shown score reads (``memories.confidence``).
+    evidence_units: float | None = None
+    # The fusion's: the score shown for the row (``memories.confidence``): how likely it answers
+    # the query, at most the score of the row before it.
+    confidence: float = 0.0
 
 
 @dataclass(frozen=True)
 class Hit:
-    """A loaded record, its place-giving fused score and its absolute relevance (0..1)."""
+    """A loaded record, its place-giving fused score, its absolute relevance (0..1, what the
+    default floor reads) and its shown score (``Candidate.confidence``)."""
 
     memory: Memory
     score: float
     relevance: float
+    confidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -145,11 +153,14 @@ class Floor:
     answer_from: float
     keep_from: float
     joint: bool = False
+    # A caller's ``min_score``: the results, best first, while their shown score (``confidence``)
+    # is at least ``keep_from`` — a cut of the ranked list, since shown scores only go down.
+    on_score: bool = False
 
     @classmethod
     def strict(cls, min_score: float) -> Floor:
-        """A caller's ``min_score``: every result at least that relevant."""
-        return cls(min_score, min_score)
+        """A caller's ``min_score``: every result's shown score at least that."""
+        return cls(min_score, min_score, on_score=True)
 
     def keep(self, relevance: Mapping[K, float], evidence: float | None = None) -> list[K]:
         """The ids of ``relevance`` (id -> relevance) this floor keeps; ``evidence`` is the
@@ -227,7 +238,7 @@ def hybrid_hits(
         window_of=project_window(project_id),
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
-    return [Hit(loaded[c.id], c.score, c.relevance) for c in winners if c.id in loaded]
+    return [Hit(loaded[c.id], c.score, c.relevance, c.confidence) for c in winners if c.id in loaded]
 
 
 def hybrid_ranking(
@@ -299,16 +310,25 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
 
     A candidate's ``relevance`` is the highest any ranker gave it; ``floor`` decides which
     candidates are left out, before the ``limit`` is taken (so it never empties a page that has
-    relevant rows further down), a joint floor on each ranking's best ``evidence`` summed.
+    relevant rows further down), a joint floor on each ranking's best ``evidence`` summed. Its
+    ``confidence`` is the score shown for it (``memories.confidence``): from its keyword coverage,
+    its vector evidence and its place, at most the confidence of the candidate before it; a
+    caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where it falls below.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
     relevance: dict[RowId, float] = {}
+    coverage: dict[RowId, float] = {}
+    units: dict[RowId, float] = {}
     evidence = 0.0
     for ranking in rankings:
         for c in ranking.candidates:
             created.setdefault(c.id, c.created_at)
             relevance[c.id] = max(relevance.get(c.id, 0.0), c.relevance)
+            if c.evidence_units is None:
+                coverage[c.id] = max(coverage.get(c.id, 0.0), c.relevance)
+            else:
+                units[c.id] = max(units.get(c.id, c.evidence_units), c.evidence_units)
         evidence += max((c.relevance if c.evidence is None else c.evidence for c in ranking.candidates), default=0.0)
     for ranking in rankings:
         if not ranking.candidates:
@@ -320,9 +340,25 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
             rank, zi = seen.get(rid, (None, lowest))
             tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
             scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
-    kept = floor.keep(relevance, evidence)
-    ordered = sorted(kept, key=lambda rid: (-scores[rid], -created[rid].timestamp()))[:limit]
-    return [Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid]) for rid in ordered]
+
+    def shown(ordered: list[RowId]) -> list[float]:
+        likely = [confidence.probability(coverage.get(r, 0.0), units.get(r), i) for i, r in enumerate(ordered)]
+        return confidence.descending(likely)
+
+    def best_first(ids: Sequence[RowId]) -> list[RowId]:
+        return sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
+
+    if floor.on_score:
+        ordered = best_first(list(created))
+        pairs = [(rid, score) for rid, score in zip(ordered, shown(ordered), strict=True) if score >= floor.keep_from]
+        ordered, scored = [rid for rid, _ in pairs][:limit], [score for _, score in pairs][:limit]
+    else:
+        ordered = best_first(floor.keep(relevance, evidence))[:limit]
+        scored = shown(ordered)
+    return [
+        Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid], confidence=score)
+        for rid, score in zip(ordered, scored, strict=True)
+    ]
 
 
 def _z_scores(values: list[float]) -> list[float]:
@@ -640,6 +676,7 @@ def _scaled(embedded: Embedded, found: list[Candidate]) -> list[Candidate]:
             c,
             relevance=scale.relevance(c.score),
             evidence=scale.relevance(c.score - weight * c.background),
+            evidence_units=scale.units(c.score - weight * c.background),
         )
         for c in found
     ]
@@ -716,7 +753,11 @@ class CosineScale:
     high: float
 
     def relevance(self, cosine: float) -> float:
-        return min(1.0, max(0.0, (cosine - self.low) / (self.high - self.low)))
+        return min(1.0, max(0.0, self.units(cosine)))
+
+    def units(self, cosine: float) -> float:
+        """``cosine`` on this scale, not clamped: 0 at ``low``, 1 at ``high``."""
+        return (cosine - self.low) / (self.high - self.low)
 
 
 def cosine_scale(model_id: str) -> CosineScale:

@@ -15,7 +15,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from memories import admission, inputs, presenters, record_rules, search, sql, statuses
+from memories import admission, inputs, presenters, record_rules, search, sequence, sql, statuses
 from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
@@ -153,14 +153,77 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
     filters = MemoryFilters.of(v)
-    answer: presenters.Found = {**_envelope(principal, v["workspace"], admitted), "query": v["query"], "results": []}
+    answer: presenters.Found = {
+        **_envelope(principal, v["workspace"], admitted),
+        "query": v["query"],
+        "results": [],
+        "other_workspaces": [],
+    }
     scope = search_scope(principal=principal, workspace=v["workspace"], filters=filters)
     if scope is None:
-        return answer
+        return {**answer, "other_workspaces": elsewhere(principal, v["workspace"], filters, v["query"], _floor(v))}
     hits = search.hybrid_hits(scope, v["query"], v["limit"], principal.project.pk, floor=_floor(v))
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
-    answer["results"] = present(principal, [h.memory for h in hits], [h.relevance for h in hits], freshness)
+    answer["results"] = present(principal, [h.memory for h in hits], [h.confidence for h in hits], freshness)
+    if len(hits) < v["limit"]:
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], _floor(v))
     return answer
+
+
+# ``other_workspaces``: at most this many workspaces, counted among this many results elsewhere;
+# recall_context looks elsewhere when fewer than ``RECALL_SHORT`` relevant records came back.
+RECALL_SHORT = 10
+ELSEWHERE_SHOWN = 5
+ELSEWHERE_DEPTH = 20
+
+
+def elsewhere(
+    principal: Principal, workspace: str, filters: MemoryFilters, query: str, floor: search.Floor
+) -> list[presenters.Elsewhere]:
+    """The caller's other live workspaces where ``query`` has results above ``floor`` (the same
+    filters, the same rule of who reads what), most matches first, at most ``ELSEWHERE_SHOWN``:
+    what a search of one workspace that came back short tells the agent, so it can look there.
+    Empty for a search of every workspace (``*``). Counted among the best ``ELSEWHERE_DEPTH``
+    results of one ranking over all the other workspaces (docs/search.md, "Other workspaces")."""
+    if workspace == ALL:
+        return []
+    state = workspace_state(principal, workspace)
+    here = state.workspace.pk if state.workspace is not None else None
+    scope = _other_workspaces_scope(principal, here, filters)
+    if scope is None:
+        return []
+    hits = search.hybrid_ranking(
+        scope,
+        query,
+        ELSEWHERE_DEPTH,
+        lambda terms: search.term_stats(principal.project.pk, terms),
+        context_weight=sequence.CONTEXT_WEIGHT,
+        floor=floor,
+        window_of=search.project_window(principal.project.pk),
+    )
+    if not hits:
+        return []
+    return [
+        {"workspace": name, "matches": n} for name, n in sql.workspaces_of(scope, [c.id for c in hits], ELSEWHERE_SHOWN)
+    ]
+
+
+def _other_workspaces_scope(principal: Principal, here: int | None, filters: MemoryFilters) -> sql.Scope | None:
+    """The records ``principal`` reads in the project's live workspaces other than ``here``."""
+    if filters != MemoryFilters():
+        qs = memory_queryset(principal=principal, workspace=ALL, filters=filters)
+        scope = sql.Scope.of(qs) if qs is not None else None
+    else:
+        scope = readable_scope(principal)
+        if scope is not None:
+            scope = scope.narrowed(
+                f"{scope.column('workspace_id')} IN (SELECT id FROM {Workspace._meta.db_table} "  # noqa: S608
+                "WHERE project_id = %s AND deleted_at IS NULL)",
+                [principal.project.pk],
+            )
+    if scope is None or here is None:
+        return scope
+    return scope.narrowed(f"{scope.column('workspace_id')} <> %s", [here])
 
 
 def _floor(v: Mapping[str, Any]) -> search.Floor:
@@ -463,12 +526,14 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
         "used_tokens": 0,
         "items": [],
         "omitted": 0,
+        "other_workspaces": [],
     }
-    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=MemoryFilters.of(v))
+    filters = MemoryFilters.of(v)
+    base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
     if base is None:
-        return answer
+        return {**answer, "other_workspaces": elsewhere(principal, v["workspace"], filters, v["task"], _floor(v))}
     hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk, floor=_floor(v))
-    relevance = {h.memory.id: h.relevance for h in hits}
+    relevance = {h.memory.id: h.confidence for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-occurred_at")[:20])
     pool = [h.memory for h in hits] + pinned
     # Equal importance and relevance: what happened last first (occurred_at, not the write time).
@@ -480,7 +545,16 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
             chosen.append(record)
             used += cost
     items = present(principal, chosen, [relevance.get(m.id) for m in chosen])
-    return {**answer, "used_tokens": used, "items": items, "omitted": len(pool) - len(chosen)}
+    # A pack with fewer relevant records than a search's default page: say where else they are.
+    short = len(hits) < RECALL_SHORT
+    other = elsewhere(principal, v["workspace"], filters, v["task"], _floor(v)) if short else []
+    return {
+        **answer,
+        "used_tokens": used,
+        "items": items,
+        "omitted": len(pool) - len(chosen),
+        "other_workspaces": other,
+    }
 
 
 def workspace_list(*, principal: Principal) -> presenters.Workspaces:

@@ -408,3 +408,20 @@ def _to_python(field: Any, value: Any) -> Any:
     Python types, and ``test_sql`` compares every field with the ORM's)."""
     convert = getattr(field, "from_db_value", None)
     return convert(value, None, None) if convert is not None and value is not None else value
+
+
+def workspaces_of(scope: Scope, ids: Sequence[Any], limit: int) -> list[tuple[str, int]]:
+    """The workspaces ``ids`` (records of ``scope``, best first) lie in: ``(name, matches)``, most
+    matches first, then the one holding the better-ranked record; at most ``limit``."""
+    if not ids:
+        return []
+    records, workspaces = scope.table, _quoted(_WORKSPACE)
+    statement = (
+        f"SELECT w.name, count(*) AS n, min(array_position(%s::uuid[], {records}.id)) AS best"  # noqa: S608
+        f" FROM {records} JOIN {workspaces} w ON w.id = {records}.workspace_id"
+        f" WHERE {records}.id = ANY(%s::uuid[]) GROUP BY w.name ORDER BY n DESC, best LIMIT %s"
+    )
+    wanted = [str(i) for i in ids]
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(statement, [wanted, wanted, limit])
+        return [(str(name), int(n)) for name, n, _ in cursor.fetchall()]

@@ -12,6 +12,8 @@ Vectors are stored with their ``model_id`` and only ever compared with the same 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,13 +59,31 @@ def warm_up() -> None:
 
 
 def embed_query(text: str) -> tuple[list[float], EmbeddingBackend] | None:
-    """The query's vector with its backend, or None when the model is unavailable."""
+    """The query's vector with its backend, or None when the model is unavailable. The last
+    ``QUERY_MEMO`` queries' vectors are kept per process (a search that also looks in the
+    caller's other workspaces, or an agent asking again, embeds once)."""
     backend = current()
+    key = (backend.model_id, text[:MAX_EMBEDDED_CHARS])
+    with _memo_lock:
+        kept = _memo.get(key)
+        if kept is not None:
+            _memo.move_to_end(key)
+            return list(kept), backend
     try:
-        return backend.embed_query(text[:MAX_EMBEDDED_CHARS]), backend
+        vector = backend.embed_query(key[1])
     except EmbeddingError:
         logger.exception("query embedding failed; searching by keywords only")
         return None
+    with _memo_lock:
+        _memo[key] = tuple(vector)
+        while len(_memo) > QUERY_MEMO:
+            _memo.popitem(last=False)
+    return vector, backend
+
+
+QUERY_MEMO = 256
+_memo: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
+_memo_lock = threading.Lock()
 
 
 def ensure_embedded(memory_id: Any) -> bool:

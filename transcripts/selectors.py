@@ -163,7 +163,7 @@ def present_hits(ranked: list[search.Candidate], context: int) -> list[presenter
         after = list(siblings.filter(position__gt=hit.position).order_by("position")[:context])
         results.append(
             {
-                "score": round(candidate.score, 6),
+                "score": candidate.confidence,
                 "session": presenters.session(hit.session),
                 "turn": presenters.turn(hit),
                 "context_before": [presenters.turn(t) for t in before] if context else [],

@@ -339,7 +339,20 @@ async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:
     except Exception as exc:  # noqa: BLE001 - the tool boundary: logged with an id, never shown raw
         raise _unexpected(spec.name, exc, request) from None
     links = resources.links(spec.linked(answer)) if spec.linked is not None else []
-    return CallToolResult(content=[TextContent(type="text", text=text), *links], structured_content=dict(answer))
+    notes = [TextContent(type="text", text=note) for note in _notes(answer)]
+    return CallToolResult(
+        content=[TextContent(type="text", text=text), *notes, *links], structured_content=dict(answer)
+    )
+
+
+def _notes(answer: Mapping[str, Any]) -> list[str]:
+    """Short sentences for the agent beside the JSON: where else a short search has results."""
+    other = answer.get("other_workspaces") or []
+    if not other:
+        return []
+    where = ", ".join(f'"{o["workspace"]}" ({o["matches"]})' for o in other)
+    return [f"Fewer results here than asked; other workspaces have matches: {where}. "
+            'Search again with workspace set to one of them, or "*" for all.']  # fmt: skip
 
 
 def _unexpected(tool: str, exc: Exception, request: Any) -> ToolError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
@@ -11,7 +12,8 @@ from typing import Any, cast
 import pytest
 from django.db import connection
 
-from memories import search, vectors
+from accounts.keys import resolve_key
+from memories import search, selectors, vectors
 from memories.models import Memory
 from memories.search import Candidate, Ranking, fuse, keyword_terms
 from memories.vector_index import index_name
@@ -195,7 +197,15 @@ def test_a_record_typical_of_its_workspace_does_not_answer_a_query_about_nothing
         api.ok_remember(content=text, source_id="conv-43/session-28", position=position)
     everything = api.search(query="What is the lbw rule in cricket?", min_score=0)["results"]
     assert everything[0]["content"] == "Tim: Wow! How did the game go?"
-    assert everything[0]["score"] >= search.DEFAULT_FLOOR.answer_from, "without the background it would answer"
+    assert everything[0]["score"] < 0.3  # the shown score already says it hardly answers
+    principal = resolve_key(tenancy.alice.key)
+    assert principal is not None
+    scope = selectors.memory_queryset(principal=principal, workspace="default")
+    assert scope is not None
+    ranked = search.hybrid_ranking(
+        scope, "What is the lbw rule in cricket?", 10, lambda t: search.term_stats(principal.project.pk, t)
+    )
+    assert ranked[0].relevance >= search.DEFAULT_FLOOR.answer_from, "without the background it would answer"
     assert api.search(query="What is the lbw rule in cricket?")["results"] == []
     answered = api.search(query="Where will Tim stay during his semester in Ireland?")["results"]
     assert any(r["content"].startswith("Tim: Thanks! I'm gonna stay in Galway") for r in answered[:3])
@@ -226,16 +236,17 @@ def test_a_related_query_still_finds_its_fact_under_the_default_floor(tenancy: T
     ids = remember_all(api)
     results = api.search(query="how long are production backups kept?")["results"]
     assert results[0]["id"] == ids["fr"]
-    assert results[0]["score"] >= 0.5
+    assert results[0]["score"] >= 0.4
 
 
 def test_an_explicit_min_score_is_strict_for_every_result(tenancy: Tenancy) -> None:
     api = Api(tenancy.alice.key)
     remember_all(api)
     everything = api.search(query="production database backups", min_score=0)["results"]
-    strict = api.search(query="production database backups", min_score=0.6)["results"]
-    assert [r["id"] for r in strict] == [r["id"] for r in everything if r["score"] >= 0.6]
+    strict = api.search(query="production database backups", min_score=0.1)["results"]
+    assert [r["id"] for r in strict] == [r["id"] for r in everything if r["score"] >= 0.1]
     assert 0 < len(strict) < len(everything)
+    assert all(r["score"] >= 0.1 for r in strict)
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5])
@@ -252,6 +263,22 @@ def test_recall_context_applies_the_floor_but_keeps_pinned_records(tenancy: Tena
     code, pack = api.call("POST", "/recall-context", {"task": "repot the orchid after it blooms"})
     assert code == 200
     assert [i["id"] for i in pack["items"]] == [pinned]
+
+
+def test_an_unrelated_record_never_ties_with_the_answer_at_the_top(tenancy: Tenancy) -> None:
+    """The issue's reproduction: "production deploys go out on Tuesdays" showed 1.000 for "how do we
+    deploy staging", as the record that answers it did. Scores now say how likely a result
+    answers, and each is below the one before it."""
+    api = Api(tenancy.alice.key)
+    answer = api.ok_remember(content="Staging is deployed with `make deploy-staging` from the release branch.")["id"]
+    api.ok_remember(content="Production deploys go out on Tuesdays.")
+    api.ok_remember(content="The staging database is refreshed from a production snapshot every night.")
+    api.ok_remember(content="Our sourdough starter is fed twice a day.")
+    results = api.search(query="how do we deploy staging", min_score=0)["results"]
+    assert results[0]["id"] == answer
+    scores = [r["score"] for r in results]
+    assert all(later < earlier for earlier, later in itertools.pairwise(scores))
+    assert scores[0] - scores[1] >= 0.05
 
 
 def test_floor_answers_only_when_the_best_candidate_reaches_it() -> None:

@@ -381,7 +381,8 @@ def test_an_unfiltered_search_of_one_workspace_compiles_no_listing(
     assert found["results"]
     assert listed == []
     filtered = selectors.memory_search(principal=principal, payload={"query": "deploy staging", "tags": ["ops"]})
-    assert listed == ["default"]
+    assert listed[0] == "default"
+    assert listed[1:] in ([], ["*"])  # a short answer also looks in the other workspaces, with the filter
     assert filtered["results"]
     assert all("ops" in r["tags"] for r in filtered["results"])
 
