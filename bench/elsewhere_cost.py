@@ -5,7 +5,8 @@
 One project of ``--size`` records spread over ``--workspaces`` workspaces (kept in
 ``var/bench-elsewhere`` between runs; loaded as ``bench/goals.py`` loads, each record two sentences
 of the latency corpora with the sum of their USE vectors). In process, ``selectors.memory_search``
-in the first workspace for ``--queries`` sentences of the pool (limit 10, the default floor), each
+in the first workspace for ``--queries`` queries (a third the pool's sentences with limit 100 and a
+third unrelated questions, both short answers that look elsewhere; a third ordinary, limit 10), each
 query asked twice, interleaved: with the other-workspaces lookup (this code) and without it (the
 lookup replaced by an empty answer: the code before it). Printed: p50 / p95 of both, the difference
 of the p95s, and how many searches came back short (so looked elsewhere) and found something there.
@@ -20,6 +21,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -35,6 +37,7 @@ from bench import common, goals, latency
 from bench.common import log
 
 DATA_DIR = common.ROOT / "var" / "bench-elsewhere"
+UNRELATED = Path(__file__).resolve().parent / "data" / "unrelated.json"
 PROJECT = "elsewhere"
 
 
@@ -72,7 +75,7 @@ def load(tenant: common.Tenant, size: int, workspaces: int) -> None:
     common.vacuum_analyze()
 
 
-def measure(tenant: common.Tenant, queries: list[str]) -> dict[str, Any]:
+def measure(tenant: common.Tenant, queries: list[tuple[str, int]]) -> dict[str, Any]:
     from accounts.keys import resolve_key
     from memories import selectors
 
@@ -81,14 +84,15 @@ def measure(tenant: common.Tenant, queries: list[str]) -> dict[str, Any]:
     real = selectors.elsewhere
     timings: dict[str, list[float]] = {"with": [], "without": []}
     short = found = 0
-    for query in queries:
+    for query, limit in queries:
         for label in ("without", "with") if random.random() < 0.5 else ("with", "without"):
             selectors.elsewhere = real if label == "with" else (lambda *a, **k: [])
+            payload = {"query": query, "workspace": "ws0", "limit": limit}
             started = time.perf_counter()
-            answer = selectors.memory_search(principal=principal, payload={"query": query, "workspace": "ws0"})
+            answer = selectors.memory_search(principal=principal, payload=payload)
             timings[label].append((time.perf_counter() - started) * 1000)
             if label == "with":
-                short += len(answer["results"]) < 10
+                short += len(answer["results"]) < limit
                 found += bool(answer["other_workspaces"])
     selectors.elsewhere = real
     out: dict[str, Any] = {k: common.summary_ms(v) for k, v in timings.items()}
@@ -108,7 +112,15 @@ def main() -> None:
     load(tenant, args.size, args.workspaces)
     texts = latency.Texts(seed=7)
     rng = random.Random(7)
-    queries = [rng.choice(texts.pool) for _ in range(args.queries)]
+    unrelated = [q["query"] for q in json.loads(UNRELATED.read_text())["both"]]
+    # Searches that come back short, so look elsewhere: a third of the corpus's own sentences asked
+    # for 100 results (a sentence is in ~70 records of 100k), a third about nothing stored (the
+    # floor answers []); and a third of ordinary searches with a full page (they look nowhere else).
+    queries = [
+        (rng.choice(texts.pool), 100) if i % 3 == 0 else (rng.choice(unrelated), 10) if i % 3 == 1
+        else (rng.choice(texts.pool), 10)
+        for i in range(args.queries)
+    ]  # fmt: skip
     for query in queries[:20]:  # warm the model, the plans and the caches
         measure(tenant, [query])
     result = measure(tenant, queries)

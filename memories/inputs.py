@@ -234,6 +234,29 @@ MIN_SCORE = Param(
     maximum=1.0,
 )
 
+NOW = Param(
+    "now",
+    "string",
+    'When the question is asked (RFC 3339; default: now): relative times in the query ("last week", '
+    '"в мае", "le mois dernier") are read from it.',
+    max_length=TIME_CHARS,
+)
+EXPLAIN = Param(
+    "explain",
+    "boolean",
+    "Also return why each result ranked (the signals and their numbers) and what the floor cut.",
+    default=False,
+    nullable=False,
+)
+DIVERSIFY = Param(
+    "diversify",
+    "boolean",
+    "Spread the results over sources: at most one result per source_id until every source with a "
+    "result has one (default false).",
+    default=False,
+    nullable=False,
+)
+
 SEARCH: tuple[Param, ...] = (
     Param(
         "query",
@@ -295,12 +318,17 @@ SEARCH: tuple[Param, ...] = (
     SINCE,
     UNTIL,
     MIN_SCORE,
+    NOW,
+    EXPLAIN,
+    DIVERSIFY,
 )
 
 # A listing without a query (the dashboard's record browser): search's workspace and filters,
 # without what only ranking uses. Not a tool of its own, so not in ``OPERATIONS``.
 LIST: tuple[Param, ...] = tuple(
-    p for p in SEARCH if p.name not in {"query", "limit", "current_source_hash", "min_score"}
+    p
+    for p in SEARCH
+    if p.name not in {"query", "limit", "current_source_hash", "min_score", "now", "explain", "diversify"}
 )
 
 FORGET: tuple[Param, ...] = (
@@ -373,6 +401,8 @@ RECALL: tuple[Param, ...] = (
     SINCE,
     UNTIL,
     MIN_SCORE,
+    NOW,
+    EXPLAIN,
 )
 
 GET: tuple[Param, ...] = (

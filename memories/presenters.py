@@ -10,7 +10,7 @@ returns and mypy holds every surface (REST, MCP, dashboard) to it. Every answer 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, NotRequired, final
+from typing import Any, Literal, NotRequired, final
 
 # pydantic derives the MCP outputSchema from these; on Python 3.11 it needs typing_extensions'.
 from typing_extensions import TypedDict
@@ -85,6 +85,7 @@ class Record(TypedDict):
     occurred_at: str
     position: int | None
     author: Author
+    explain: NotRequired[dict[str, Any]]  # with ``explain: true``: why it ranked (``memories.explain``)
 
 
 class ForgottenStub(TypedDict):
@@ -154,13 +155,24 @@ class Elsewhere(TypedDict):
     matches: int
 
 
+class TimeWindowShown(TypedDict):
+    """The time a query was understood to be about (``memories.timewords``)."""
+
+    start: str
+    end: str
+    phrase: str
+
+
 class Found(Envelope):
     """The answer of ``search``. ``other_workspaces``: when fewer than ``limit`` results came back
-    from one workspace, the caller's other workspaces with results (else empty)."""
+    from one workspace, the caller's other workspaces with results (else empty); ``time_window``:
+    the time the query is about, when it says one; ``explain``: with ``explain: true``, what ranked."""
 
     query: str
     results: list[Record]
     other_workspaces: list[Elsewhere]
+    time_window: TimeWindowShown | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class Got(Envelope):
@@ -196,6 +208,8 @@ class Recalled(Envelope):
     items: list[Record]
     omitted: int
     other_workspaces: list[Elsewhere]
+    time_window: TimeWindowShown | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class WorkspaceRow(TypedDict):

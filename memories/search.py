@@ -32,7 +32,7 @@ from django.utils import timezone
 from pgvector import Vector
 from psycopg_pool import ConnectionPool
 
-from memories import confidence, recency, sequence, sql, vectors
+from memories import confidence, explain, recency, sequence, sql, timewords, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
 from mmw.db import aside
@@ -74,6 +74,9 @@ KEYWORD_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 TIE_BREAK = 10.0
 SPREAD_FLOOR = 0.25
+# How much the rankings of a query's time window (``hybrid_ranking``) weigh, each, beside the two
+# rankers of the whole scope (1.0 each): a soft preference for what happened when the question says.
+TIME_WEIGHT = 0.5
 # How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
 MIN_CANDIDATES = 50
 # The most records the keyword ranker scores per query (see ``matching_terms``).
@@ -197,10 +200,13 @@ def background_weight(model_id: str) -> float:
 
 @dataclass(frozen=True)
 class Ranking:
-    """One ranker's candidates, best first, with its weight in the fusion."""
+    """One ranker's candidates, best first, with its weight in the fusion; ``counts``: its best
+    evidence counts towards the joint floor (the rankings of a time window only re-weigh)."""
 
     candidates: list[Candidate]
     weight: float
+    name: str = "ranking"
+    counts: bool = True
 
 
 # The document frequencies of a query's terms in the corpus a ranking draws on.
@@ -220,11 +226,20 @@ def _scope(candidates: Rows) -> sql.Scope | None:
 
 
 def hybrid_hits(
-    candidates: Rows, query: str, limit: int, project_id: uuid.UUID, *, floor: Floor = NO_FLOOR
+    candidates: Rows,
+    query: str,
+    limit: int,
+    project_id: uuid.UUID,
+    *,
+    floor: Floor = NO_FLOOR,
+    time_window: timewords.TimeWindow | None = None,
+    diversify: bool = False,
+    trace: explain.Trace | None = None,
 ) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded as ``present`` reads them
-    (``sql.presented``); only what passes ``floor``."""
+    (``sql.presented``); only what passes ``floor``. ``time_window``, ``diversify`` (over
+    ``source_id``) and ``trace``: see ``hybrid_ranking``."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -236,6 +251,9 @@ def hybrid_hits(
         context_weight=sequence.CONTEXT_WEIGHT,
         floor=floor,
         window_of=project_window(project_id),
+        time_window=time_window,
+        source_column="source_id" if diversify else None,
+        trace=trace,
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance, c.confidence) for c in winners if c.id in loaded]
@@ -250,11 +268,20 @@ def hybrid_ranking(
     context_weight: float = 0.0,
     floor: Floor = NO_FLOOR,
     window_of: WindowOf | None = None,
+    time_window: timewords.TimeWindow | None = None,
+    source_column: str | None = None,
+    trace: explain.Trace | None = None,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
     hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
     ``context_document``, see ``keyword_ranking``; ``window_of`` for a table with recency
-    buckets) and nearest vectors, best ``limit`` first, leaving out what ``floor`` leaves out."""
+    buckets) and nearest vectors, best ``limit`` first, leaving out what ``floor`` leaves out.
+
+    ``time_window`` (the time the query is about, ``memories.timewords``): the same two rankers
+    also rank the rows whose ``occurred_at`` falls in it, and the fusion counts those rankings at
+    ``TIME_WEIGHT`` each — a soft preference: rows outside the window are ranked down, not out.
+    ``source_column``: the results are spread over its values (``diversified``). ``trace``: what
+    ranked, for ``explain``."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -269,7 +296,37 @@ def hybrid_ranking(
     if found is None:  # not ranked aside: here, with the statement already built when it fits
         found = _nearest_here(scope, embedded, planned, depth)
     dense = _scaled(embedded, found)
-    return fuse([Ranking(keyword, KEYWORD_WEIGHT), Ranking(dense, DENSE_WEIGHT)], limit, floor)
+    rankings = [Ranking(keyword, KEYWORD_WEIGHT, "keyword"), Ranking(dense, DENSE_WEIGHT, "vector")]
+    if time_window is not None:
+        rankings += _in_window(scope, query, depth, stats_of, context_weight, embedded, time_window)
+    sources = None
+    if source_column is not None:
+        ids = list(dict.fromkeys(c.id for r in rankings for c in r.candidates))
+        sources = sql.sources(scope, ids, source_column)
+    if trace is not None:
+        trace.notes["terms"] = keyword_terms(query)
+    return fuse(rankings, limit, floor, sources=sources, trace=trace)
+
+
+def _in_window(
+    scope: sql.Scope,
+    query: str,
+    depth: int,
+    stats_of: StatsOf,
+    context_weight: float,
+    embedded: Embedded,
+    window: timewords.TimeWindow,
+) -> list[Ranking]:
+    """Both rankers over the rows of ``scope`` whose ``occurred_at`` is in ``window`` (weighted
+    ``TIME_WEIGHT``, not counted by the floor)."""
+    column = scope.column("occurred_at")
+    inside = scope.narrowed(f"{column} >= %s AND {column} < %s", [window.start, window.end])
+    keyword = keyword_ranking(inside, query, depth, stats_of, context_weight=context_weight)
+    dense = _scaled(embedded, _nearest_here(inside, embedded, None, depth))
+    return [
+        Ranking(keyword, TIME_WEIGHT * KEYWORD_WEIGHT, "keyword in the time window", counts=False),
+        Ranking(dense, TIME_WEIGHT * DENSE_WEIGHT, "vector in the time window", counts=False),
+    ]
 
 
 Embedded = tuple[list[float], EmbeddingBackend] | None
@@ -300,7 +357,14 @@ def _dense_aside(
         return embedded, None
 
 
-def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[Candidate]:
+def fuse(
+    rankings: list[Ranking],
+    limit: int,
+    floor: Floor = NO_FLOOR,
+    *,
+    sources: Mapping[RowId, str] | None = None,
+    trace: explain.Trace | None = None,
+) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
     small reciprocal-rank term breaks ties, and among equal scores the newer record wins. The
@@ -310,10 +374,12 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
 
     A candidate's ``relevance`` is the highest any ranker gave it; ``floor`` decides which
     candidates are left out, before the ``limit`` is taken (so it never empties a page that has
-    relevant rows further down), a joint floor on each ranking's best ``evidence`` summed. Its
-    ``confidence`` is the score shown for it (``memories.confidence``): from its keyword coverage,
-    its vector evidence and its place, at most the confidence of the candidate before it; a
-    caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where it falls below.
+    relevant rows further down), a joint floor on the best ``evidence`` of each ranking that
+    ``counts`` summed. Its ``confidence`` is the score shown for it (``memories.confidence``): from
+    its keyword coverage, its vector evidence and its place, at most the confidence of the
+    candidate before it; a caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where
+    it falls below. ``sources`` (row id → its source): the order is spread over sources
+    (``diversified``). ``trace``: every number above is recorded for ``explain``.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
@@ -329,36 +395,116 @@ def fuse(rankings: list[Ranking], limit: int, floor: Floor = NO_FLOOR) -> list[C
                 coverage[c.id] = max(coverage.get(c.id, 0.0), c.relevance)
             else:
                 units[c.id] = max(units.get(c.id, c.evidence_units), c.evidence_units)
-        evidence += max((c.relevance if c.evidence is None else c.evidence for c in ranking.candidates), default=0.0)
+        if ranking.counts:
+            evidence += max(
+                (c.relevance if c.evidence is None else c.evidence for c in ranking.candidates), default=0.0
+            )
     for ranking in rankings:
-        if not ranking.candidates:
-            continue
-        z = _z_scores([c.score for c in ranking.candidates])
-        lowest = min(z)
-        seen = {c.id: (rank, zi) for rank, (c, zi) in enumerate(zip(ranking.candidates, z, strict=True))}
-        for rid in created:
-            rank, zi = seen.get(rid, (None, lowest))
-            tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
-            scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
+        _add_ranking(ranking, created, scores, trace)
 
     def shown(ordered: list[RowId]) -> list[float]:
         likely = [confidence.probability(coverage.get(r, 0.0), units.get(r), i) for i, r in enumerate(ordered)]
         return confidence.descending(likely)
 
     def best_first(ids: Sequence[RowId]) -> list[RowId]:
-        return sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
+        ordered = sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
+        return diversified(ordered, sources) if sources is not None else ordered
 
     if floor.on_score:
         ordered = best_first(list(created))
         pairs = [(rid, score) for rid, score in zip(ordered, shown(ordered), strict=True) if score >= floor.keep_from]
-        ordered, scored = [rid for rid, _ in pairs][:limit], [score for _, score in pairs][:limit]
+        kept, ordered, scored = {r for r, _ in pairs}, [r for r, _ in pairs][:limit], [v for _, v in pairs][:limit]
     else:
-        ordered = best_first(floor.keep(relevance, evidence))[:limit]
+        kept = set(floor.keep(relevance, evidence))
+        ordered = best_first(list(kept))[:limit]
         scored = shown(ordered)
+    if trace is not None:
+        _trace_outcome(trace, floor, evidence, created, kept, ordered, scores, relevance, coverage, units)
     return [
         Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid], confidence=score)
         for rid, score in zip(ordered, scored, strict=True)
     ]
+
+
+def _add_ranking(
+    ranking: Ranking, created: Mapping[RowId, Any], scores: dict[RowId, float], trace: explain.Trace | None
+) -> None:
+    """Add ``ranking``'s weighted z-scores (and tie-breaks) to every candidate's fused score."""
+    if not ranking.candidates:
+        return
+    z = _z_scores([c.score for c in ranking.candidates])
+    lowest = min(z)
+    seen = {c.id: (rank, zi, c.score) for rank, (c, zi) in enumerate(zip(ranking.candidates, z, strict=True))}
+    if trace is not None:
+        trace.rankings.append(ranking.name)
+    for rid in created:
+        rank, zi, raw = seen.get(rid, (None, lowest, 0.0))
+        tie_break = TIE_BREAK / (RRF_K + rank + 1) if rank is not None else 0.0
+        scores[rid] = scores.get(rid, 0.0) + ranking.weight * (zi + tie_break)
+        if trace is None:
+            continue
+        if rank is None:
+            trace.absent(ranking.name, rid, z=zi, weight=ranking.weight)
+        else:
+            trace.ranked(ranking.name, rid, rank=rank, score=raw, z=zi, tie_break=tie_break, weight=ranking.weight)
+
+
+def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[RowId]:
+    """``ordered`` spread over sources: each source's best row in order, then its second best,
+    and so on (a row without a known source is its own source)."""
+    rounds: dict[str, int] = {}
+    placed: list[tuple[int, int, RowId]] = []
+    for position, rid in enumerate(ordered):
+        source = sources.get(rid, f"row:{rid}")
+        round_ = rounds.get(source, 0)
+        rounds[source] = round_ + 1
+        placed.append((round_, position, rid))
+    return [rid for _, _, rid in sorted(placed)]
+
+
+def _trace_outcome(
+    trace: explain.Trace,
+    floor: Floor,
+    evidence: float,
+    created: Mapping[RowId, Any],
+    kept: set[RowId],
+    ordered: list[RowId],
+    scores: Mapping[RowId, float],
+    relevance: Mapping[RowId, float],
+    coverage: Mapping[RowId, float],
+    units: Mapping[RowId, float],
+) -> None:
+    """The floor's decision, the cut candidates and each ranked row's signals, into ``trace``."""
+    answered = bool(kept) or not created
+    trace.floor = {
+        "rule": "min_score" if floor.on_score else ("joint" if floor.joint else "single"),
+        "answer_from": floor.answer_from,
+        "keep_from": floor.keep_from,
+        "evidence": round(evidence, 6),
+        "answered": answered,
+    }
+    shown_at = {rid: i for i, rid in enumerate(ordered)}
+    for rid in sorted(created, key=lambda r: -scores[r]):
+        if rid in shown_at:
+            continue
+        if rid in kept:
+            reason = "beyond the limit"
+        elif floor.on_score:
+            reason = f"score below min_score {floor.keep_from}"
+        elif not answered:
+            reason = f"query not answered: evidence {evidence:.3f} < {floor.answer_from}"
+        else:
+            reason = f"relevance {relevance[rid]:.3f} < {floor.keep_from}"
+        trace.cut_one(rid, reason, relevance[rid])
+    for rid in ordered:
+        row = trace.entry(rid)
+        row.update(
+            fused=round(scores[rid], 6),
+            place=shown_at[rid] + 1,
+            relevance=round(relevance[rid], 6),
+            coverage=round(coverage.get(rid, 0.0), 6),
+            evidence_units=None if rid not in units else round(units[rid], 6),
+        )
 
 
 def _z_scores(values: list[float]) -> list[float]:

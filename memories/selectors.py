@@ -8,14 +8,15 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Workspace
-from memories import admission, inputs, presenters, record_rules, search, sequence, sql, statuses
+from memories import admission, explain, inputs, presenters, record_rules, search, sequence, sql, statuses, timewords
 from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
 from mmw.errors import InvalidInput, NotFound
@@ -153,21 +154,86 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         if v[name] is not None and not 0.0 <= v[name] <= 1.0:
             raise InvalidInput(f"{name} must be between 0 and 1")
     filters = MemoryFilters.of(v)
-    answer: presenters.Found = {
-        **_envelope(principal, v["workspace"], admitted),
-        "query": v["query"],
-        "results": [],
-        "other_workspaces": [],
-    }
+    asked = Asked.of(v, v["query"])
+    # (cast: mypy asks a ``**`` item to name the NotRequired ``explain`` too; ``explained`` adds it.)
+    answer = cast(
+        presenters.Found,
+        {
+            **_envelope(principal, v["workspace"], admitted),
+            "query": v["query"],
+            "results": [],
+            "other_workspaces": [],
+            "time_window": asked.window_shown(),
+        },
+    )
     scope = search_scope(principal=principal, workspace=v["workspace"], filters=filters)
     if scope is None:
-        return {**answer, "other_workspaces": elsewhere(principal, v["workspace"], filters, v["query"], _floor(v))}
-    hits = search.hybrid_hits(scope, v["query"], v["limit"], principal.project.pk, floor=_floor(v))
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor)
+        return asked.explained(answer)
+    hits = search.hybrid_hits(
+        scope, v["query"], v["limit"], principal.project.pk, floor=asked.floor, time_window=asked.window,
+        diversify=v["diversify"], trace=asked.trace,
+    )  # fmt: skip
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
-    answer["results"] = present(principal, [h.memory for h in hits], [h.confidence for h in hits], freshness)
+    answer["results"] = asked.traced(
+        scope, present(principal, [h.memory for h in hits], [h.confidence for h in hits], freshness)
+    )
     if len(hits) < v["limit"]:
-        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], _floor(v))
-    return answer
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor)
+    return asked.explained(answer)
+
+
+Answered = TypeVar("Answered", bound=Mapping[str, object])
+
+
+@dataclass
+class Asked:
+    """What a search, recall or session search was asked beside its words: when (``now``), the
+    time its words point to (``window``), its floor and, with ``explain``, the trace it fills."""
+
+    now: dt.datetime
+    window: timewords.TimeWindow | None
+    floor: search.Floor
+    trace: explain.Trace | None
+
+    @classmethod
+    def of(cls, v: Mapping[str, Any], text: str) -> Asked:
+        now = record_rules.parse_time_filter("now", v["now"]) if v.get("now") is not None else timezone.now()
+        trace = explain.Trace() if v.get("explain") else None
+        window = timewords.window(text, now)
+        if trace is not None:
+            trace.notes["now"] = now.isoformat()
+            trace.notes["time_window"] = window.as_dict() if window is not None else None
+        return cls(now, window, _floor(v), trace)
+
+    def window_shown(self) -> presenters.TimeWindowShown | None:
+        if self.window is None:
+            return None
+        return {
+            "start": self.window.start.isoformat(),
+            "end": self.window.end.isoformat(),
+            "phrase": self.window.phrase,
+        }
+
+    def traced(self, scope: sql.Scope | None, results: list[presenters.Record]) -> list[presenters.Record]:
+        """``results`` each with its trace and the query words it matched (when explaining)."""
+        if self.trace is None or scope is None:
+            return results
+        terms = self.trace.notes.get("terms") or []
+        matched = sql.matched_terms(scope, [uuid.UUID(r["id"]) for r in results], terms)
+        for result in results:
+            entry = dict(self.trace.of(uuid.UUID(result["id"])) or {})
+            words, context = matched.get(uuid.UUID(result["id"]), ([], []))
+            entry["matched_terms"], entry["matched_in_previous"] = words, context
+            entry["score"] = result["score"]
+            result["explain"] = entry
+        return results
+
+    def explained(self, answer: Answered) -> Answered:
+        """``answer`` with the query-wide trace as its ``explain`` (when explaining)."""
+        if self.trace is not None:
+            cast(dict[str, Any], answer)["explain"] = self.trace.summary()
+        return answer
 
 
 # ``other_workspaces``: at most this many workspaces, counted among this many results elsewhere;
@@ -519,20 +585,29 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     budget = v["token_budget"]
     if not MIN_TOKEN_BUDGET <= budget <= MAX_TOKEN_BUDGET:
         raise InvalidInput(f"token_budget must be between {MIN_TOKEN_BUDGET} and {MAX_TOKEN_BUDGET}")
-    answer: presenters.Recalled = {
-        **_envelope(principal, v["workspace"], admitted),
-        "task": v["task"],
-        "token_budget": budget,
-        "used_tokens": 0,
-        "items": [],
-        "omitted": 0,
-        "other_workspaces": [],
-    }
+    asked = Asked.of(v, v["task"])
+    answer = cast(
+        presenters.Recalled,
+        {
+            **_envelope(principal, v["workspace"], admitted),
+            "task": v["task"],
+            "token_budget": budget,
+            "used_tokens": 0,
+            "items": [],
+            "omitted": 0,
+            "other_workspaces": [],
+            "time_window": asked.window_shown(),
+        },
+    )
     filters = MemoryFilters.of(v)
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
     if base is None:
-        return {**answer, "other_workspaces": elsewhere(principal, v["workspace"], filters, v["task"], _floor(v))}
-    hits = search.hybrid_hits(base, v["task"], MAX_LIMIT, principal.project.pk, floor=_floor(v))
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor)
+        return asked.explained(answer)
+    hits = search.hybrid_hits(
+        base, v["task"], MAX_LIMIT, principal.project.pk, floor=asked.floor, time_window=asked.window,
+        diversify=True, trace=asked.trace,
+    )  # fmt: skip
     relevance = {h.memory.id: h.confidence for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-occurred_at")[:20])
     pool = [h.memory for h in hits] + pinned
@@ -544,17 +619,13 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if used + cost <= budget:
             chosen.append(record)
             used += cost
-    items = present(principal, chosen, [relevance.get(m.id) for m in chosen])
+    items = asked.traced(sql.Scope.of(base), present(principal, chosen, [relevance.get(m.id) for m in chosen]))
+    answer["used_tokens"], answer["items"], answer["omitted"] = used, items, len(pool) - len(chosen)
     # A pack with fewer relevant records than a search's default page: say where else they are.
     short = len(hits) < RECALL_SHORT
-    other = elsewhere(principal, v["workspace"], filters, v["task"], _floor(v)) if short else []
-    return {
-        **answer,
-        "used_tokens": used,
-        "items": items,
-        "omitted": len(pool) - len(chosen),
-        "other_workspaces": other,
-    }
+    other = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor) if short else []
+    answer["other_workspaces"] = other
+    return asked.explained(answer)
 
 
 def workspace_list(*, principal: Principal) -> presenters.Workspaces:

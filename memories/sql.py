@@ -425,3 +425,44 @@ def workspaces_of(scope: Scope, ids: Sequence[Any], limit: int) -> list[tuple[st
     with connections[scope.using].cursor() as cursor:
         cursor.execute(statement, [wanted, wanted, limit])
         return [(str(name), int(n)) for name, n, _ in cursor.fetchall()]
+
+
+def sources(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, str]:
+    """``column`` (a record's ``source_id``, a turn's ``session_id``) of each of ``ids`` (rows of
+    ``scope``'s table), as text; a row whose value is null is left out."""
+    if not ids:
+        return {}
+    table = scope.table
+    wanted = [str(i) for i in ids]
+    statement = (
+        f'SELECT {table}.id, {table}."{column}"::text FROM {table}'  # noqa: S608 - names from the model
+        f' WHERE {table}.id = ANY(%s::{_id_type(ids)}[]) AND {table}."{column}" IS NOT NULL'
+    )
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(statement, [wanted])
+        return {row_id: str(value) for row_id, value in cursor.fetchall()}
+
+
+def matched_terms(scope: Scope, ids: Sequence[Any], terms: Sequence[str]) -> dict[Any, tuple[list[str], list[str]]]:
+    """For ``explain``: which of the query's keyword ``terms`` (``search.keyword_terms``) each row
+    of ``ids`` holds in its own words, and which only in its predecessor's (``context_document``,
+    the words a sequence member is also found by). One statement; rows of ``scope``'s table."""
+    if not ids or not terms:
+        return {i: ([], []) for i in ids}
+    table = scope.table
+    tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(t.term))"
+    statement = (
+        f"SELECT {table}.id, array_remove(array_agg(CASE WHEN {table}.search_document @@ {tsq} THEN t.term END), NULL),"  # noqa: S608
+        f" array_remove(array_agg(CASE WHEN NOT {table}.search_document @@ {tsq}"
+        f" AND coalesce({table}.context_document @@ {tsq}, false) THEN t.term END), NULL)"
+        f" FROM {table} CROSS JOIN unnest(%s::text[]) WITH ORDINALITY AS t(term, i)"
+        f" WHERE {table}.id = ANY(%s::{_id_type(ids)}[]) GROUP BY {table}.id"
+    )
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(statement, [list(terms), [str(i) for i in ids]])
+        return {row_id: (list(own), list(context)) for row_id, own, context in cursor.fetchall()}
+
+
+def _id_type(ids: Sequence[Any]) -> str:
+    """The SQL array type of row ids: a record's UUID, a turn's bigint."""
+    return "uuid" if isinstance(ids[0], uuid.UUID) else "bigint"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memories.inputs import CONTENT_CHARS, MAX_INT, QUERY_CHARS, Param, parse
+from memories.inputs import CONTENT_CHARS, EXPLAIN, MAX_INT, NOW, QUERY_CHARS, Param, parse
 from mmw import text, times
 from mmw.errors import InvalidInput
 
@@ -147,6 +147,15 @@ SEARCH_SESSIONS: tuple[Param, ...] = (
         nullable=False,
         minimum=0,
         maximum=MAX_CONTEXT,
+    ),
+    NOW,
+    EXPLAIN,
+    Param(
+        "diversify",
+        "boolean",
+        "Spread the hits over sessions: every session's best turn before any session's second (default true).",
+        default=True,
+        nullable=False,
     ),
 )
 

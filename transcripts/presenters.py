@@ -5,9 +5,11 @@ from them, like the memory tools' from ``memories.presenters``."""
 
 from __future__ import annotations
 
+from typing import Any, NotRequired
+
 from typing_extensions import TypedDict  # pydantic derives JSON Schema from these; on 3.11 it needs this one
 
-from memories.presenters import ProjectEnvelope
+from memories.presenters import ProjectEnvelope, TimeWindowShown
 from transcripts.models import Session, Turn
 
 WITHHELD = "[withheld by Memory Guard: {reason}]"
@@ -43,13 +45,17 @@ class SessionHit(TypedDict):
     turn: TurnRow
     context_before: list[TurnRow]
     context_after: list[TurnRow]
+    explain: NotRequired[dict[str, Any]]  # with ``explain: true``: why it ranked (``memories.explain``)
 
 
 class SessionsFound(ProjectEnvelope):
-    """The answer of ``search_sessions``."""
+    """The answer of ``search_sessions``; ``time_window``: the time the query is about, when it
+    says one; ``explain``: with ``explain: true``, what ranked."""
 
     query: str
     results: list[SessionHit]
+    time_window: TimeWindowShown | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class SessionForgotten(ProjectEnvelope):

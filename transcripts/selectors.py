@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.keys import Principal
-from memories import search
+from memories import explain, search, sql
 from memories.inputs import parse
 from memories.presenters import project_envelope
-from memories.selectors import begin_read
+from memories.selectors import Asked, begin_read
 from mmw.errors import InvalidInput, NotFound
 from transcripts import indexing, inputs, presenters
 from transcripts.models import Session, Turn
@@ -136,22 +136,49 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
         candidates = candidates.filter(occurred_at__gte=since)
     if until is not None:
         candidates = candidates.filter(occurred_at__lt=until)
+    asked = Asked.of({**v, "min_score": None}, v["query"])
     ranked = search.hybrid_ranking(
         candidates,
         v["query"],
         v["limit"],
         lambda terms: search.term_stats_among(candidates, terms),
         context_weight=indexing.CONTEXT_WEIGHT,
+        time_window=asked.window,
+        source_column="session_id" if v["diversify"] else None,
+        trace=asked.trace,
     )
-    return {
-        **project_envelope(principal, admitted.notice()),
-        "query": v["query"],
-        "results": present_hits(ranked, v["context"]),
-    }
+    results = present_hits(ranked, v["context"], _matched(asked.trace, candidates, ranked))
+    answer = cast(
+        presenters.SessionsFound,
+        {  # ``explain`` is added by ``explained`` (see memory_search)
+            **project_envelope(principal, admitted.notice()),
+            "query": v["query"],
+            "results": results,
+            "time_window": asked.window_shown(),
+        },
+    )
+    return asked.explained(answer)
 
 
-def present_hits(ranked: list[search.Candidate], context: int) -> list[presenters.SessionHit]:
-    """Each hit with its session and ``context`` turns on each side (by order, across gaps)."""
+Explained = tuple[explain.Trace, dict[Any, tuple[list[str], list[str]]]]
+
+
+def _matched(
+    trace: explain.Trace | None, candidates: QuerySet[Turn], ranked: list[search.Candidate]
+) -> Explained | None:
+    """With ``explain``: the trace and the query words each hit's turn (or the turn before it) holds."""
+    if trace is None:
+        return None
+    scope = sql.Scope.of(candidates)
+    terms = trace.notes.get("terms") or []
+    return trace, sql.matched_terms(scope, [c.id for c in ranked], terms) if scope is not None else {}
+
+
+def present_hits(
+    ranked: list[search.Candidate], context: int, explained: Explained | None = None
+) -> list[presenters.SessionHit]:
+    """Each hit with its session and ``context`` turns on each side (by order, across gaps); with
+    ``explained``, why it ranked (``memories.explain``)."""
     loaded = Turn.objects.defer("embedding").select_related("session__author").in_bulk([c.id for c in ranked])
     results: list[presenters.SessionHit] = []
     for candidate in ranked:
@@ -170,4 +197,9 @@ def present_hits(ranked: list[search.Candidate], context: int) -> list[presenter
                 "context_after": [presenters.turn(t) for t in after] if context else [],
             }
         )
+        if explained is not None:
+            trace, matched = explained
+            words, previous = matched.get(candidate.id, ([], []))
+            results[-1]["explain"] = {**(trace.of(candidate.id) or {}), "matched_terms": words,
+                                      "matched_in_previous": previous, "score": candidate.confidence}  # fmt: skip
     return results

@@ -414,3 +414,26 @@ def test_an_upload_of_500_turns_is_one_call_against_the_rate_limit(
     assert answer["created"] == 500
     status, answer = api.call("GET", "/sessions")
     assert (status, answer["error"]["message"]) == (429, "MCP rate limit exceeded")
+
+
+def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    chatty = [{"position": i, "role": "user", "content": f"pgvector upgrade on staging, step {i}",
+               "occurred_at": "2026-06-18T10:00:00Z"} for i in range(4)]  # fmt: skip
+    upload(api, sid="chatty", turns=chatty)
+    quiet = [{"position": 0, "role": "user", "content": "the database team mentioned pgvector once",
+              "occurred_at": "2026-03-02T10:00:00Z"}]  # fmt: skip
+    upload(api, sid="quiet", turns=quiet)
+    status, found = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2})
+    assert status == 200, found
+    assert {r["session"]["session_id"] for r in found["results"]} == {"chatty", "quiet"}  # one per session first
+    status, packed = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2,
+                                                           "diversify": False})  # fmt: skip
+    assert [r["session"]["session_id"] for r in packed["results"]] == ["chatty", "chatty"]
+    status, timed = api.call("POST", "/sessions/search", {"query": "pgvector in March", "explain": True,
+                                                          "now": "2026-06-20T12:00:00Z"})  # fmt: skip
+    assert status == 200, timed
+    assert timed["time_window"]["phrase"] == "in March"
+    assert timed["results"][0]["session"]["session_id"] == "quiet"
+    assert "keyword in the time window" in timed["explain"]["rankings"]
+    assert timed["results"][0]["explain"]["fused"] >= timed["results"][-1]["explain"]["fused"]

@@ -1,0 +1,234 @@
+"""Retrieval on LongMemEval-S dev (``/work/shared/data/lme_s_dev.json.gz``), by question type,
+through both paths MMW offers, beside BM25 in the same run.
+
+    MMW_DATA_DIR=$PWD/var/bench-lme .venv/bin/python -m bench.lme_retrieval [--questions N] [--variant NAME]
+
+Each question's haystack (~48 sessions, ~490 turns) is loaded once into the bench database (kept
+in ``--data-dir`` between runs; a question already loaded is not loaded again), in process, through
+the services the REST routes call:
+
+- **sessions path**: every haystack session uploaded as a session (client ``lme-<question id>``,
+  its date as every turn's ``occurred_at``), asked with ``search_sessions`` (limit 50, no context)
+  filtered to the question's client; sessions ranked by their best turn;
+- **records path**: every user turn with the assistant's answer after it as one record
+  (workspace = the question id, ``source_id`` = the session, ``occurred_at`` its date, ``position``
+  its place), asked with ``search`` (limit 50, the default floor) in the question's workspace;
+  sessions ranked by their best record.
+
+Vectors: the shipped backend (USE), computed here once (``transcripts.indexing.embed_pending`` and
+``retrieval.fill_vectors``). Scores over the 82 questions with evidence (abstention questions, id
+ending ``_abs``, are left out): ``R_any@5`` (an evidence session among the first 5 sessions) and
+``R_all@5`` (every evidence session among them), overall and per question type, for MMW's two paths
+and BM25 over sessions (each session one document) and over records. The question's date is sent
+as ``now`` (where the code takes it) so questions about time are asked when they were asked.
+
+A benchmark, not a test: it prints figures and never fails on one.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import collections
+import datetime as dt
+import gzip
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+from bench.common import log, markdown_table
+
+DATA = Path("/work/shared/data/lme_s_dev.json.gz")
+PROJECT = "lme"
+LIMIT = 50
+K = 5
+
+
+@dataclass(frozen=True)
+class Question:
+    qid: str
+    kind: str
+    text: str
+    asked_at: dt.datetime
+    evidence: frozenset[str]
+    sessions: tuple[tuple[str, dt.datetime, list[dict[str, str]]], ...]
+
+
+def lme_date(raw: str) -> dt.datetime:
+    """LongMemEval's "2023/07/15 (Sat) 04:55" as UTC."""
+    return dt.datetime.strptime(raw.split(" (")[0] + " " + raw.split(") ")[1], "%Y/%m/%d %H:%M").replace(tzinfo=dt.UTC)
+
+
+def questions(limit: int | None = None) -> list[Question]:
+    raw = json.loads(gzip.decompress(DATA.read_bytes()))
+    out = []
+    for q in raw[:limit]:
+        sessions = tuple(
+            (sid, lme_date(date), turns)
+            for sid, date, turns in zip(
+                q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"], strict=True
+            )
+        )
+        out.append(Question(q["question_id"], q["question_type"], q["question"], lme_date(q["question_date"]),
+                            frozenset(q["answer_session_ids"]), sessions))  # fmt: skip
+    return out
+
+
+def pairs(turns: list[dict[str, str]]) -> list[str]:
+    """A session's records: each user turn with the assistant's answer after it."""
+    out: list[str] = []
+    for i, turn in enumerate(turns):
+        if turn["role"] != "user":
+            continue
+        answer = turns[i + 1]["content"] if i + 1 < len(turns) and turns[i + 1]["role"] == "assistant" else ""
+        out.append(f"user: {turn['content']}\nassistant: {answer}".strip())
+    return out
+
+
+def principal() -> Any:
+    from accounts.keys import principal_for
+    from accounts.models import ALL_SCOPES, Project, User
+
+    tenant = common.bench_tenant(PROJECT)
+    project = Project.objects.get(pk=tenant.project_id)
+    user = User.objects.get(email=common.BENCH_EMAIL)
+    found = principal_for(user=user, project=project, api_key=None, scopes=frozenset(ALL_SCOPES))
+    assert found is not None
+    return found
+
+
+def load(who: Any, qs: Sequence[Question]) -> None:
+    """Upload every question's haystack not loaded yet, both paths, and embed what lacks a vector."""
+    from memories.remember import memory_remember_batch
+    from transcripts import services
+    from transcripts.models import Session
+
+    started = time.perf_counter()
+    for n, q in enumerate(qs, start=1):
+        client = f"lme-{q.qid}"
+        if Session.objects.filter(project=who.project, client=client).exists():
+            continue
+        records: list[dict[str, Any]] = []
+        for sid, when, turns in q.sessions:
+            services.session_upsert(principal=who, client=client, session_id=sid,
+                                    payload={"title": sid, "started_at": when.isoformat()})  # fmt: skip
+            items = [{"position": i, "role": t["role"], "content": t["content"][:100_000] or ".",
+                      "occurred_at": when.isoformat()} for i, t in enumerate(turns)]  # fmt: skip
+            for start in range(0, len(items), 500):
+                services.session_add_turns(principal=who, client=client, session_id=sid,
+                                           payload={"turns": items[start : start + 500]})  # fmt: skip
+            records += [{"content": text[:100_000], "workspace": q.qid, "source_id": sid, "position": i,
+                         "occurred_at": when.isoformat()} for i, text in enumerate(pairs(turns))]  # fmt: skip
+        for start in range(0, len(records), 500):
+            memory_remember_batch(principal=who, payload={"records": records[start : start + 500]})
+        embed(who, client, q.qid)
+        log(f"loaded {n}/{len(qs)} ({time.perf_counter() - started:.0f} s)")
+
+
+def embed(who: Any, client: str, workspace: str) -> None:
+    """The shipped backend's vectors for one question's records and turns (what the worker does)."""
+    from bench import retrieval
+    from memories.embeddings import get_backend
+    from memories.models import Memory
+    from transcripts import indexing
+    from transcripts.models import Session
+
+    backend = get_backend("use")
+    pending = Memory.objects.filter(project=who.project, workspace__name=workspace).exclude(
+        embedding_model=backend.model_id
+    )
+    ids = [str(i) for i in pending.values_list("id", flat=True)]
+    if ids:
+        retrieval.fill_vectors(ids, backend)
+    for session_id in Session.objects.filter(project=who.project, client=client).values_list("pk", flat=True):
+        indexing.embed_pending(session_id, backend=backend, batch=128)
+
+
+def ranked_sessions(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+Asker = Callable[[Any, Question], list[str]]
+
+
+def by_sessions(who: Any, q: Question) -> list[str]:
+    from transcripts import selectors
+
+    answer = selectors.session_search(principal=who, payload={
+        "query": q.text, "limit": LIMIT, "context": 0, "client": f"lme-{q.qid}"})  # fmt: skip
+    return ranked_sessions([r["session"]["session_id"] for r in answer["results"]])
+
+
+def by_records(who: Any, q: Question) -> list[str]:
+    from memories import selectors
+
+    answer = selectors.memory_search(principal=who, payload={"query": q.text, "workspace": q.qid, "limit": LIMIT})
+    return ranked_sessions([str(r["source_id"]) for r in answer["results"]])
+
+
+def bm25(unit: str) -> Asker:
+    def ask(who: Any, q: Question) -> list[str]:
+        if unit == "sessions":
+            docs = [(sid, " ".join(t["content"] for t in turns)) for sid, _, turns in q.sessions]
+        else:
+            docs = [(sid, text) for sid, _, turns in q.sessions for text in pairs(turns)]
+        index = common.BM25([text for _, text in docs])
+        return ranked_sessions([docs[i][0] for i in common.top_k(index.scores(q.text), LIMIT, only_positive=True)])
+
+    return ask
+
+
+def score(qs: Sequence[Question], rankings: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    """R_any@K and R_all@K overall and per question type."""
+    groups: dict[str, list[tuple[bool, bool]]] = collections.defaultdict(list)
+    for q in qs:
+        top = set(rankings[q.qid][:K])
+        hit = (bool(top & q.evidence), q.evidence <= top)
+        groups["all"].append(hit)
+        groups[q.kind].append(hit)
+    return {g: {"n": len(v), "any": sum(a for a, _ in v) / len(v), "all": sum(b for _, b in v) / len(v)}
+            for g, v in groups.items()}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--questions", type=int, default=None, help="the first N questions only")
+    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme"))
+    parser.add_argument("--out", default=str(common.OUT_DIR / "lme_retrieval.json"))
+    args = parser.parse_args()
+    common.setup_django(Path(args.data_dir))
+    who = principal()
+    qs = questions(args.questions)
+    load(who, qs)
+    asked = [q for q in qs if q.evidence and not q.qid.endswith("_abs")]
+    askers: dict[str, Asker] = {"MMW sessions": by_sessions, "MMW records": by_records,
+                                "BM25 sessions": bm25("sessions"), "BM25 records": bm25("records")}  # fmt: skip
+    results: dict[str, Any] = {}
+    for label, ask in askers.items():
+        started = time.perf_counter()
+        rankings = {q.qid: ask(who, q) for q in asked}
+        results[label] = score(asked, rankings)
+        results[label]["seconds"] = round(time.perf_counter() - started, 1)
+        log(f"{label}: {results[label]['all']} ({results[label]['seconds']} s)")
+    kinds = ["all", *sorted({q.kind for q in asked})]
+    header = ["question type (n)", *[f"{label} any / all" for label in askers]]
+    rows = [[f"{k} ({results['MMW sessions'][k]['n']})",
+             *[f"{results[label][k]['any']:.3f} / {results[label][k]['all']:.3f}" for label in askers]]
+            for k in kinds]  # fmt: skip
+    print(markdown_table(header, rows))
+    common.OUT_DIR.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
