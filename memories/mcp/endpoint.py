@@ -29,6 +29,7 @@ from mcp_types import (
     INVALID_REQUEST,
     UNSUPPORTED_PROTOCOL_VERSION,
     ListResourcesResult,
+    ListToolsResult,
     PaginatedRequestParams,
     ResourceTemplate,
 )
@@ -47,7 +48,7 @@ from memories.mcp.auth import (
     with_canonical_authorization,
 )
 from memories.mcp.threads import run_sync
-from memories.mcp.tools import build_tools, scope_of_tool
+from memories.mcp.tools import build_tools, scope_of_tool, tools_for
 from memories.presenters import API_VERSION
 from mmw.errors import MMWError, NotFound
 
@@ -63,13 +64,21 @@ UNSERVED_METHODS = ("prompts/list", "prompts/get")
 class MmwServer(MCPServer):
     """The SDK's server with the tools spec's error rule: an unknown tool name is a JSON-RPC
     error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
-    ran and failed); and records as resources, listed and read as the caller
-    (``memories.mcp.resources``: the SDK's own resources are static, registered once)."""
+    ran and failed); tools listed per caller (only those its scopes let it call:
+    ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
+    and records as resources, listed and read as the caller (``memories.mcp.resources``: the
+    SDK's own resources are static, registered once)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
         return await super().call_tool(name, arguments, context)
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        allowed = tools_for(principal_of(ctx.request).scopes)
+        return ListToolsResult(tools=[tool for tool in await self.list_tools() if tool.name in allowed])
 
     async def _handle_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None

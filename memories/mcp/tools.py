@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,6 +296,13 @@ def scope_of_tool() -> dict[str, str]:
         or (SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE)
         for spec in SPECS
     }
+
+
+def tools_for(scopes: Collection[str]) -> frozenset[str]:
+    """The tools a caller holding ``scopes`` is listed: those it may call. A tool left out still
+    answers when called, with the documented error (``403 Forbidden: key lacks <scope>``) — the
+    services decide that, not the listing."""
+    return frozenset(name for name, scope in scope_of_tool().items() if scope in scopes)
 
 
 def build_tools() -> list[Tool]:
