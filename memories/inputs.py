@@ -12,6 +12,7 @@ range, ...) stay in the services, so both surfaces report them identically.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -495,7 +496,7 @@ def json_schema(params: tuple[Param, ...]) -> dict[str, Any]:
     """The JSON schema of an operation's input, for MCP tool listings."""
     properties: dict[str, Any] = {}
     for param in params:
-        schema = _bounds_schema(param, dict(_JSON_TYPES[param.kind]))
+        schema = _bounds_schema(param, copy.deepcopy(_JSON_TYPES[param.kind]))
         if param.nullable and not param.required:
             schema = {"anyOf": [schema, {"type": "null"}]}
         schema["description"] = param.description
