@@ -66,8 +66,8 @@ class MmwServer(MCPServer):
     error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
     ran and failed); tools listed per caller (only those its scopes let it call:
     ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
-    and records as resources, listed and read as the caller (``memories.mcp.resources``: the
-    SDK's own resources are static, registered once)."""
+    records as resources, listed and read as the caller (``memories.mcp.resources``: the SDK's
+    own resources are static, registered once); and the reference pages the tools name."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
@@ -88,9 +88,15 @@ class MmwServer(MCPServer):
         return ListResourcesResult(resources=listing.resources, next_cursor=listing.next_cursor)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return [resources.TEMPLATE]
+        return [resources.TEMPLATE, resources.DOCS_TEMPLATE]
 
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> list[ReadResourceContents]:
+        if resources.is_doc(str(uri)):
+            try:
+                page = resources.read_doc(str(uri))
+            except NotFound as exc:
+                raise ResourceNotFoundError(exc.message) from None
+            return [ReadResourceContents(content=page, mime_type=resources.DOCS_MIME_TYPE)]
         request = context.request_context.request if context is not None else None
         text = await _as_mcp_error(resources.read, principal_of(request), str(uri))
         return [ReadResourceContents(content=text, mime_type=resources.MIME_TYPE)]

@@ -218,6 +218,19 @@ def test_a_token_is_listed_the_tools_of_its_granted_scopes_like_a_key(
     assert "remember" not in ledger_tools
 
 
+def test_a_token_of_any_scope_reads_the_reference_pages_the_tools_name(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, ledger = connect(live_server, tenancy, ["ledger:read"])
+    token = ledger["access_token"]
+    page = mcp_post(live_server, token, "resources/read", {"uri": "mmw://docs/ledger_list"})
+    assert page.status_code == 200, page.text
+    assert page.json()["result"]["contents"][0]["text"].startswith("# ledger_list")
+    record = mcp_post(live_server, token, "resources/read", {"uri": "mmw://memories/0"})
+    assert record.status_code == 403
+    assert 'scope="memory:read"' in record.headers["WWW-Authenticate"]
+
+
 def test_a_token_for_another_resource_is_refused(live_server: LiveServer, tenancy: Tenancy) -> None:
     client = register(live_server)
     _, challenge = pkce()
