@@ -39,7 +39,7 @@ def parameter_table(params: tuple[inputs.Param, ...]) -> str:
         return "No parameters.\n"
     rows = ["| parameter | type | default | bounds | meaning |", "|---|---|---|---|---|"]
     for p in params:
-        meaning = p.description.replace("|", "\\|")
+        meaning = p.meaning.replace("|", "\\|")
         rows.append(f"| `{p.name}` | {_type(p)} | {_default(p)} | {_bounds(p)} | {meaning} |")
     return "\n".join(rows) + "\n"
 

@@ -9,7 +9,7 @@ end) answers 405 before authentication.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -33,6 +33,7 @@ from mcp_types import (
     PaginatedRequestParams,
     ResourceTemplate,
 )
+from mcp_types import Tool as MCPTool
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -77,8 +78,12 @@ class MmwServer(MCPServer):
     async def _handle_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        allowed = tools_for(principal_of(ctx.request).scopes)
-        return ListToolsResult(tools=[tool for tool in await self.list_tools() if tool.name in allowed])
+        return ListToolsResult(tools=await self.list_tools_for(principal_of(ctx.request).scopes))
+
+    async def list_tools_for(self, scopes: Collection[str]) -> list[MCPTool]:
+        """The listing a caller holding ``scopes`` gets (always in the same order)."""
+        allowed = tools_for(scopes)
+        return [tool for tool in await self.list_tools() if tool.name in allowed]
 
     async def _handle_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -113,7 +118,7 @@ async def _as_mcp_error(fn: Callable[..., T], *args: Any) -> T:
         raise MCPError(INVALID_REQUEST, exc.message) from None
 
 
-def build_server() -> MCPServer:
+def build_server() -> MmwServer:
     """The SDK server with MMW's tools and no auth of its own: ``McpEndpoint`` puts the bearer
     check (keys and OAuth tokens, audience-bound) in front of it (``memories.mcp.auth``)."""
     server = MmwServer(

@@ -324,7 +324,7 @@ def _tool(spec: ToolSpec) -> Tool:
     # The advertised schemas are ours; the function takes no arguments and declares no output
     # model, so the SDK validates nothing (the answers are typed by their TypedDicts instead).
     metadata = tool.fn_metadata.model_copy(update={"output_schema": schemas.output_schema(spec.answer)})
-    return tool.model_copy(update={"parameters": inputs.json_schema(spec.params), "fn_metadata": metadata})
+    return tool.model_copy(update={"parameters": inputs.tool_schema(spec.params), "fn_metadata": metadata})
 
 
 async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:

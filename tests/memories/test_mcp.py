@@ -73,9 +73,9 @@ def test_all_tools_are_listed_with_the_shared_input_schemas(live_server: LiveSer
     tools = {t.name: t for t in mcp_list_tools(live_server, every_scope)}
     assert set(tools) == set(TOOL_INPUTS)
     for name, params in TOOL_INPUTS.items():
-        assert tools[name].input_schema == inputs.json_schema(params), name
+        assert tools[name].input_schema == inputs.tool_schema(params), name
         assert tools[name].input_schema["additionalProperties"] is False
-        assert len(tools[name].description or "") > 200, name
+        assert f"Reference: mmw://docs/{name}" in (tools[name].description or ""), name
         annotations = tools[name].annotations
         assert annotations is not None
         assert annotations.read_only_hint is (name in READ_ONLY), name
