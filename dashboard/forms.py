@@ -45,6 +45,7 @@ class KeyForm(forms.Form):
         choices=SCOPE_CHOICES,
         initial=list(DEFAULT_KEY_SCOPES),
         widget=forms.CheckboxSelectMultiple,
+        help_text="An MCP client is shown only the tools these allow; tick the ledger's to record money.",
     )
     expires = forms.TypedChoiceField(
         label="Expires",

@@ -146,8 +146,10 @@ def ticked_scopes(page: str) -> dict[str, bool]:
 def test_the_new_key_form_never_pre_ticks_the_ledger_scopes(tenancy: Tenancy, dana: Any) -> None:
     """docs/ledger.md: financial records are opt-in, so a key gets the memory scopes unless asked."""
     url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
-    owner = ticked_scopes(client_for(tenancy.alice.user).get(url).content.decode())
+    page = client_for(tenancy.alice.user).get(url).content.decode()
+    owner = ticked_scopes(page)
     assert owner == {"memory:read": True, "memory:write": True, "ledger:read": False, "ledger:write": False}
+    assert "shown only the tools these allow" in page
     auditor = ticked_scopes(client_for(dana).get(url).content.decode())
     assert auditor == {"memory:read": True, "ledger:read": False}
     # A refused post shows what was posted, ticked or not.
