@@ -45,6 +45,7 @@ class KeyForm(forms.Form):
         choices=SCOPE_CHOICES,
         initial=list(DEFAULT_KEY_SCOPES),
         widget=forms.CheckboxSelectMultiple,
+        help_text="An MCP client is shown only the tools these allow; tick the ledger's to record money.",
     )
     expires = forms.TypedChoiceField(
         label="Expires",
@@ -58,12 +59,13 @@ class KeyForm(forms.Form):
 
     def __init__(self, *args: Any, scopes: tuple[str, ...] = tuple(ALL_SCOPES), **kwargs: Any) -> None:
         """``scopes``: what the person's role allows (``Membership.key_scopes``); only those are
-        offered, and a posted scope outside them is refused as an invalid choice."""
+        offered, and a posted scope outside them is refused as an invalid choice. Ticked at first:
+        the default scopes among them, never the ledger's (financial records are opt-in)."""
         super().__init__(*args, **kwargs)
         field = self.fields["scopes"]
         assert isinstance(field, forms.MultipleChoiceField)
         field.choices = [(value, label) for value, label in SCOPE_CHOICES if value in scopes]
-        field.initial = list(scopes)
+        field.initial = [scope for scope in DEFAULT_KEY_SCOPES if scope in scopes]
 
 
 class SearchForm(forms.Form):

@@ -1,8 +1,9 @@
 """The parameters of every memory operation, declared once.
 
-REST views and MCP tools both hand the caller's raw JSON object to ``parse``; the MCP tools'
-JSON schemas and the OpenAPI request bodies are generated from the same table (``json_schema``).
-So a parameter, its default, its type, its bounds and its error texts exist in exactly one place.
+REST views and MCP tools both hand the caller's raw JSON object to ``parse``; the OpenAPI request
+bodies (``json_schema``), the MCP tools' input schemas (``tool_schema``) and the reference pages'
+tables (``memories.reference``) are generated from the same table. So a parameter, its default,
+its type, its bounds and its error texts exist in exactly one place.
 
 ``parse`` checks shape and bounds (docs/reliability.md, "Input bounds"): types; NUL and unpaired surrogates in
 any string; lengths (never truncating); list sizes; finite numbers; names a write would create.
@@ -12,6 +13,7 @@ range, ...) stay in the services, so both surfaces report them identically.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,7 +50,11 @@ class Param:
     ``minimum`` and ``maximum`` are advertised in the schema (the services check them with SPEC's
     texts and order: "content must not be empty", ranges), and
     ``new_name`` marks a name a write creates (printable, no ``*``, control or bidi characters).
-    ``too_long`` / ``too_many`` replace the generic texts where SPEC words them itself."""
+    ``too_long`` / ``too_many`` replace the generic texts where the product words them itself.
+
+    ``description`` is the one line an agent reads in a tool's input schema (every ``tools/list``
+    carries it, so it stays short and leaves bounds to the schema's keywords); ``details`` adds
+    what only the reference and the OpenAPI schema need (formats, edge cases)."""
 
     name: str
     kind: Kind
@@ -65,22 +71,32 @@ class Param:
     new_name: bool = False
     too_long: str | None = None
     too_many: str | None = None
+    details: str = ""
+    # The name, type and default say it all: an MCP tool's schema leaves the description out (every
+    # ``tools/list`` carries it); the reference pages and OpenAPI still show it.
+    named: bool = False
+
+    @property
+    def meaning(self) -> str:
+        """The whole text: ``description``, then ``details``."""
+        return f"{self.description} {self.details}" if self.details else self.description
 
 
 WORKSPACE = Param(
     "workspace",
     "string",
-    'Workspace name (default "default"). A workspace is created on first write.',
+    "Workspace name.",
     default="default",
     nullable=False,
     max_length=NAME_CHARS,
+    named=True,
 )
 
 REMEMBER: tuple[Param, ...] = (
     Param(
         "content",
         "string",
-        "The fact, decision or convention to store (1-100,000 characters).",
+        "The fact itself, standing on its own.",
         required=True,
         nullable=False,
         max_length=CONTENT_CHARS,
@@ -90,8 +106,8 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "workspace",
         "string",
-        'Workspace name (default "default"), created on first write: printable text without "*", '
-        "control or bidi characters. Or a workspace id from list_workspaces.",
+        "Workspace name (created on first write) or id.",
+        details='A new name is printable text without "*", control or bidi characters; ids come from list_workspaces.',
         default="default",
         nullable=False,
         max_length=NAME_CHARS,
@@ -100,7 +116,7 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "scope",
         "string",
-        'A label such as "shared" or "private" for filtering; it does not restrict access.',
+        "A filter label (not access control).",
         default="shared",
         nullable=False,
         max_length=NAME_CHARS,
@@ -116,27 +132,28 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "source_id",
         "string",
-        "Where the fact comes from: a document path, file, URL or session id.",
+        "Where the fact comes from: a file path, URL or session id.",
         max_length=KEY_CHARS,
     ),
     Param(
         "source_hash",
         "string",
-        "Hash of the source's content when read (requires source_id); lets MMW tell later that the source changed.",
+        "Hash of the source as read (needs source_id).",
+        details="When the source's hash changes, the record comes back stale.",
         max_length=KEY_CHARS,
     ),
-    Param("source_revision", "string", "Revision of the source (commit, tag, version).", max_length=KEY_CHARS),
+    Param("source_revision", "string", "The source's revision (commit, tag).", max_length=KEY_CHARS),
     Param(
         "fact_key",
         "string",
-        'Topic key such as "deploy-staging". Saving again with the same key adds a newer version; '
-        'differing live versions are shown as "conflict".',
+        'Topic key, e.g. "deploy-staging": the same key again adds a version.',
+        details='Differing live versions of one key are shown as "conflict".',
         max_length=KEY_CHARS,
     ),
     Param(
         "confidence",
         "number",
-        "How sure you are, 0..1 (default 0.5).",
+        "How sure you are.",
         default=0.5,
         nullable=False,
         minimum=0.0,
@@ -145,7 +162,8 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "derived_from",
         "string[]",
-        "Ids of the records this one summarises (at most 50); the summary inherits their stale/conflict status.",
+        "Ids of the records this one summarises; it inherits their status.",
+        details="A summary is stale or in conflict when one of its sources is.",
         max_items=MAX_DERIVED_FROM,
         max_length=ID_CHARS,
         too_many="derived_from accepts at most 50 memory ids",
@@ -153,35 +171,36 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "tags",
         "string[]",
-        'Free tags (at most 64, each at most 200 characters). "kind:pinned|incident|decision|preference|'
-        'learning|fact|session-checkpoint" sets the importance used by recall_context.',
+        "Free tags; kind:pinned|incident|decision|preference|learning|fact|session-checkpoint sets importance.",
+        details="Importance orders recall_context's pack and filters search (min_importance).",
         max_items=MAX_TAGS,
         max_length=NAME_CHARS,
     ),
     Param(
         "expires_at",
         "string",
-        'When the record expires: an RFC 3339 time with an offset, or a duration such as "72h", "30m", "7d"; '
-        "in the future and at most 100 years ahead.",
+        'When it expires: an RFC 3339 time or a duration ("30m", "72h", "7d").',
+        details="A time carries its offset; either lies in the future, at most 100 years ahead.",
         max_length=64,
     ),
     Param(
         "reason",
         "string",
-        "Why this is written (kept with the version, shown by memory_history).",
+        "Why this is written (shown by memory_history).",
         max_length=REASON_CHARS,
     ),
     Param(
         "expected_version",
         "integer",
-        "Write only if the newest version of fact_key is still this number (optimistic concurrency).",
+        "Write only if fact_key's newest version is still this one.",
+        details="Optimistic concurrency: such a write supersedes every earlier version.",
         minimum=1,
         maximum=MAX_INT,
     ),
     Param(
         "visibility",
         "string",
-        'Who may see it: "author" (a draft), "department", "project" (default) or "org".',
+        'Who may see it ("author": only you, a draft).',
         default="project",
         nullable=False,
         enum=("author", "department", "project", "org"),
@@ -189,15 +208,16 @@ REMEMBER: tuple[Param, ...] = (
     Param(
         "occurred_at",
         "string",
-        "When the fact happened or was said: an RFC 3339 time with an offset, from the year 1900 to one day "
-        "ahead (default: the write time). since/until filters and time ordering use it.",
+        "When it happened or was said (RFC 3339; default: now).",
+        details="With an offset, from the year 1900 to one day ahead; since/until filter on it, recall and "
+        "history order by it.",
         max_length=TIME_CHARS,
     ),
     Param(
         "position",
         "integer",
-        "The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000); "
-        "such a record is also found by the words of the one before it.",
+        "Its order within its source_id, e.g. a turn number.",
+        details="Such a record is also found by the words of the one before it.",
         minimum=0,
         maximum=MAX_POSITION,
     ),
@@ -215,21 +235,21 @@ BATCH_ITEM: tuple[Param, ...] = (*REMEMBER, IDEMPOTENCY_KEY)
 SINCE = Param(
     "since",
     "string",
-    "Only records whose occurred_at is at or after this RFC 3339 time.",
+    "Occurred at or after this RFC 3339 time.",
     max_length=TIME_CHARS,
 )
 UNTIL = Param(
     "until",
     "string",
-    "Only records whose occurred_at is at or before this RFC 3339 time.",
+    "Occurred at or before this RFC 3339 time.",
     max_length=TIME_CHARS,
 )
 
 MIN_SCORE = Param(
     "min_score",
     "number",
-    "Only results at least this relevant (0..1, each result's score; default: a calibrated floor that "
-    "leaves out what merely shares a common word or a vague meaning with the query; 0 returns everything ranked).",
+    "Minimum score (default: a calibrated floor; 0: all ranked).",
+    details="The floor leaves out what merely shares a common word or a vague meaning with the query.",
     minimum=0.0,
     maximum=1.0,
 )
@@ -237,31 +257,36 @@ MIN_SCORE = Param(
 NOW = Param(
     "now",
     "string",
-    'When the question is asked (RFC 3339; default: now): relative times in the query ("last week", '
-    '"в мае", "le mois dernier") are read from it.',
+    "When it is asked (RFC 3339).",
+    details='Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it '
+    "into the answer's time_window, a soft preference.",
     max_length=TIME_CHARS,
 )
 EXPLAIN = Param(
     "explain",
     "boolean",
-    "Also return why each result ranked (the signals and their numbers) and what the floor cut.",
+    "Say why each result ranked.",
+    details="Each result's signals and their numbers, and what the floor cut and why.",
     default=False,
     nullable=False,
+    named=True,
 )
 DIVERSIFY = Param(
     "diversify",
     "boolean",
-    "Spread the results over sources: at most one result per source_id until every source with a "
-    "result has one (default false).",
+    "Spread results over sources.",
+    details="Each source_id's best result before any source's second.",
     default=False,
     nullable=False,
+    named=True,
 )
 
 SEARCH: tuple[Param, ...] = (
     Param(
         "query",
         "string",
-        "What you are looking for, in any language; matched by meaning and by keywords (at most 10,000 characters).",
+        "What you are looking for, in any language.",
+        details="Matched by meaning and by keywords.",
         required=True,
         nullable=False,
         max_length=QUERY_CHARS,
@@ -270,48 +295,46 @@ SEARCH: tuple[Param, ...] = (
     Param(
         "workspace",
         "string",
-        'Workspace name (default "default"); "*" searches every workspace of the project.',
+        'Workspace name; "*" searches them all.',
         default="default",
         nullable=False,
         max_length=NAME_CHARS,
     ),
-    Param(
-        "limit", "integer", "How many results (1-100, default 10).", default=10, nullable=False, minimum=1, maximum=100
-    ),
-    Param("scope", "string", "Only records with this scope label.", max_length=NAME_CHARS),
-    Param("fact_key", "string", "Only records with this topic key.", max_length=KEY_CHARS),
-    Param("source_id", "string", "Only records from this source.", max_length=KEY_CHARS),
+    Param("limit", "integer", "How many results.", default=10, nullable=False, minimum=1, maximum=100, named=True),
+    Param("scope", "string", "Only this scope label.", max_length=NAME_CHARS, named=True),
+    Param("fact_key", "string", "Only this topic key.", max_length=KEY_CHARS),
+    Param("source_id", "string", "Only this source.", max_length=KEY_CHARS, named=True),
     Param(
         "tags",
         "string[]",
-        "Only records carrying all of these tags.",
+        "Only records with all these tags.",
         max_items=MAX_TAGS,
         max_length=NAME_CHARS,
     ),
     Param(
         "min_confidence",
         "number",
-        "Only records with at least this confidence (0..1).",
+        "Only records at least this confident.",
         minimum=0.0,
         maximum=1.0,
     ),
     Param(
         "min_importance",
         "number",
-        "Only records with at least this importance (0..1, from kind: tags).",
+        "Only records at least this important (kind: tags).",
         minimum=0.0,
         maximum=1.0,
     ),
     Param(
         "current_source_hash",
         "string",
-        "With source_id: the source's current hash; records stored with another hash come back as stale.",
+        "With source_id: its current hash (other hashes come back stale).",
         max_length=KEY_CHARS,
     ),
     Param(
         "latest_only",
         "boolean",
-        "Only the newest version of each fact_key (default false).",
+        "Only the newest version of each fact_key.",
         default=False,
         nullable=False,
     ),
@@ -335,19 +358,19 @@ FORGET: tuple[Param, ...] = (
     Param(
         "memory_id",
         "string",
-        "Id of the record to forget. Give exactly one of memory_id and source_id.",
+        "The record to forget (or give source_id).",
         max_length=ID_CHARS,
     ),
     Param(
         "source_id",
         "string",
-        "Forget every record of this source that you can read (in the workspace).",
+        "Or: every record of this source you can read.",
         max_length=KEY_CHARS,
     ),
     Param(
         "workspace",
         "string",
-        'Workspace where the record lies (default "default"); with memory_id, "*" means any workspace.',
+        'Where the records lie; "*" (with memory_id): any.',
         default="default",
         nullable=False,
         max_length=NAME_CHARS,
@@ -359,7 +382,7 @@ VALIDATE: tuple[Param, ...] = (
     Param(
         "current_source_hash",
         "string",
-        "The source's current hash.",
+        "Its current hash.",
         required=True,
         nullable=False,
         max_length=KEY_CHARS,
@@ -372,7 +395,8 @@ HISTORY: tuple[Param, ...] = (
     Param(
         "memory_id",
         "string",
-        "Or: a record id; its fact_key's versions are listed (or the record alone).",
+        "Or a record id (its fact_key's versions).",
+        details="A record without a fact_key is listed alone.",
         max_length=ID_CHARS,
     ),
     WORKSPACE,
@@ -382,7 +406,8 @@ RECALL: tuple[Param, ...] = (
     Param(
         "task",
         "string",
-        "What you are about to do; the pack is chosen for it (at most 100,000 characters).",
+        "What you are about to do.",
+        details="The pack is chosen for it.",
         required=True,
         nullable=False,
         max_length=TASK_CHARS,
@@ -392,7 +417,7 @@ RECALL: tuple[Param, ...] = (
     Param(
         "token_budget",
         "integer",
-        "Upper bound of the pack's size in tokens (~4 characters each; 100-32,000, default 2,000).",
+        "Pack size in tokens (~4 characters each).",
         default=2000,
         nullable=False,
         minimum=100,
@@ -522,13 +547,13 @@ _JSON_TYPES: dict[Kind, dict[str, Any]] = {
 
 
 def json_schema(params: tuple[Param, ...]) -> dict[str, Any]:
-    """The JSON schema of an operation's input, for MCP tool listings."""
+    """The whole JSON schema of an operation's input, every bound spelled out (the OpenAPI schema)."""
     properties: dict[str, Any] = {}
     for param in params:
-        schema = _bounds_schema(param, dict(_JSON_TYPES[param.kind]))
+        schema = _bounds_schema(param, copy.deepcopy(_JSON_TYPES[param.kind]))
         if param.nullable and not param.required:
             schema = {"anyOf": [schema, {"type": "null"}]}
-        schema["description"] = param.description
+        schema["description"] = param.meaning
         if param.default is not None:
             schema["default"] = param.default
         properties[param.name] = schema
@@ -536,6 +561,37 @@ def json_schema(params: tuple[Param, ...]) -> dict[str, Any]:
         "type": "object",
         "properties": properties,
         "required": [p.name for p in params if p.required],
+        "additionalProperties": False,
+    }
+
+
+def tool_schema(params: tuple[Param, ...]) -> dict[str, Any]:
+    """The input schema an MCP tool advertises: each parameter's type, one-line description,
+    default, allowed values and numeric range, which are required, and that no other is taken.
+
+    Every ``tools/list`` carries it (``memories.mcp.budget``), so lengths, list sizes and
+    character rules are left to the reference page (``mmw://docs/<tool>``) and to ``parse``,
+    which refuses a value past them with a text naming the bound; and ``null`` (taken for an
+    absent optional parameter) is not advertised: leave the parameter out."""
+    properties: dict[str, Any] = {}
+    for param in params:
+        schema = copy.deepcopy(_JSON_TYPES[param.kind])
+        if param.enum is not None:
+            schema["enum"] = list(param.enum)
+        if param.minimum is not None:
+            schema["minimum"] = param.minimum
+        if param.maximum is not None and param.maximum < MAX_INT:  # a column's limit is no range to advertise
+            schema["maximum"] = param.maximum
+        if param.default is not None:
+            schema["default"] = param.default
+        if not param.named:
+            schema["description"] = param.description
+        properties[param.name] = schema
+    required = [p.name for p in params if p.required]
+    return {
+        "type": "object",
+        "properties": properties,
+        **({"required": required} if required else {}),
         "additionalProperties": False,
     }
 

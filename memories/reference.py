@@ -1,4 +1,5 @@
-"""The reference pages' generated parts: each operation's parameter table, from ``memories.inputs``.
+"""The reference pages (``pages``) and their generated parts: each operation's parameter table,
+from ``memories.inputs``.
 
 ``docs/reference/<tool>.md`` is written in our own words; between the markers
 ``<!-- generated: parameters <tool> -->`` and ``<!-- /generated -->`` it holds the table this
@@ -8,12 +9,24 @@ parses. ``manage.py reference`` rewrites those blocks; a test fails when one is 
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
+
+from django.conf import settings
 
 from ledger import inputs as ledger_inputs
 from memories import inputs
 from transcripts import inputs as session_inputs
+
+
+@functools.cache
+def pages() -> dict[str, str]:
+    """Page name → Markdown text, from docs/reference/ (``README`` is the index), read once per
+    process: served at ``/docs/`` and as the MCP resources ``mmw://docs/<page>``."""
+    folder: Path = settings.BASE_DIR / "docs" / "reference"
+    return {path.stem: path.read_text() for path in sorted(folder.glob("*.md"))}
+
 
 # Every MCP tool's parameter table: the memory operations, the session ones and the ledger's.
 TOOLS = {**inputs.OPERATIONS, **session_inputs.OPERATIONS, **ledger_inputs.OPERATIONS}
@@ -26,7 +39,7 @@ def parameter_table(params: tuple[inputs.Param, ...]) -> str:
         return "No parameters.\n"
     rows = ["| parameter | type | default | bounds | meaning |", "|---|---|---|---|---|"]
     for p in params:
-        meaning = p.description.replace("|", "\\|")
+        meaning = p.meaning.replace("|", "\\|")
         rows.append(f"| `{p.name}` | {_type(p)} | {_default(p)} | {_bounds(p)} | {meaning} |")
     return "\n".join(rows) + "\n"
 

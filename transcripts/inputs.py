@@ -36,7 +36,8 @@ EARLIEST = datetime(1900, 1, 1, tzinfo=UTC)
 CLIENT = Param(
     "client",
     "string",
-    'The client the session comes from, e.g. "claude-code" or "codex" (1-100 printable characters).',
+    'The client it comes from, e.g. "claude-code".',
+    details="1-100 printable characters.",
     required=True,
     nullable=False,
     max_length=CLIENT_CHARS,
@@ -45,14 +46,15 @@ CLIENT = Param(
 SESSION_ID = Param(
     "session_id",
     "string",
-    "The client's own id of the session (1-200 printable characters).",
+    "The client's own id of the session.",
+    details="1-200 printable characters.",
     required=True,
     nullable=False,
     max_length=SESSION_ID_CHARS,
     min_length=1,
 )
-SINCE = Param("since", "string", "Only turns that occurred at or after this RFC 3339 time.", max_length=TIME_CHARS)
-UNTIL = Param("until", "string", "Only turns that occurred before this RFC 3339 time.", max_length=TIME_CHARS)
+SINCE = Param("since", "string", "Turns said at or after this RFC 3339 time.", max_length=TIME_CHARS)
+UNTIL = Param("until", "string", "Turns said before this RFC 3339 time.", max_length=TIME_CHARS)
 
 UPSERT: tuple[Param, ...] = (
     Param("title", "string", "The session's title (at most 1,000 characters).", max_length=LABEL_CHARS),
@@ -128,13 +130,13 @@ SEARCH_SESSIONS: tuple[Param, ...] = (
     Param(
         "query",
         "string",
-        "What you are looking for in past conversations, in any language (at most 10,000 characters).",
+        "What you are looking for, in any language.",
         required=True,
         nullable=False,
         max_length=QUERY_CHARS,
         min_length=1,
     ),
-    Param("limit", "integer", "How many hits (1-100, default 10).", default=10, nullable=False, minimum=1, maximum=100),
+    Param("limit", "integer", "How many hits.", default=10, nullable=False, minimum=1, maximum=100, named=True),
     Param("client", "string", "Only sessions of this client.", max_length=CLIENT_CHARS),
     Param("session_id", "string", "Only this session (the client's id).", max_length=SESSION_ID_CHARS),
     SINCE,
@@ -142,7 +144,7 @@ SEARCH_SESSIONS: tuple[Param, ...] = (
     Param(
         "context",
         "integer",
-        "How many turns before and after each hit to return with it (0-10, default 2).",
+        "Turns to return before and after each hit.",
         default=2,
         nullable=False,
         minimum=0,
@@ -153,9 +155,11 @@ SEARCH_SESSIONS: tuple[Param, ...] = (
     Param(
         "diversify",
         "boolean",
-        "Spread the hits over sessions: every session's best turn before any session's second (default true).",
+        "Spread hits over sessions.",
+        details="Every session's best turn before any session's second.",
         default=True,
         nullable=False,
+        named=True,
     ),
 )
 

@@ -3,8 +3,10 @@
 - ``tools/list``: the server's tools (names, descriptions, schemas, annotations as it lists
   them) plus ``mmw_sync_status``. Each listing is kept in the state dir; when the server cannot
   be reached the last listing is served from there (``mmw_sync_status`` says so), so a client
-  started offline still sees ``remember`` and ``forget`` and can queue writes. With no listing
-  ever fetched, only ``mmw_sync_status`` is listed — inventing schemas would be a lie.
+  started offline still sees ``remember`` and ``forget`` and can queue writes. The server lists
+  each key the tools its scopes allow, so a kept listing is served only to the server and key it
+  was fetched with. With no listing fetched for them, only ``mmw_sync_status`` is listed —
+  inventing schemas would be a lie.
 - ``tools/call``: forwarded as sent; the server's result (content, ``structuredContent``,
   ``isError`` with its exact text) comes back unchanged. Every ``remember`` carries an
   ``X-Idempotency-Key`` of the agent's making, so a call whose answer was lost can be sent again
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -107,8 +110,15 @@ class Proxy:
         self._cache_tools(tools)
         return [*_as_proxied(tools), SYNC_STATUS_TOOL]
 
+    def _listed_for(self) -> str:
+        """Which server and key a kept listing belongs to (a digest: the key never reaches the file)."""
+        return hashlib.sha256(f"{self.cfg.url} {self.cfg.key}".encode()).hexdigest()
+
     def _cache_tools(self, tools: list[types.Tool]) -> None:
-        data = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+        data = {
+            "listed_for": self._listed_for(),
+            "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+        }
         path = tools_cache_path()
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
@@ -120,9 +130,11 @@ class Proxy:
         try:
             with open(tools_cache_path(), encoding="utf-8") as handle:
                 data = json.load(handle)
-            tools = [types.Tool.model_validate(item) for item in data]
+            if not isinstance(data, dict) or data.get("listed_for") != self._listed_for():
+                raise ValueError("kept for another server or key")
+            tools = [types.Tool.model_validate(item) for item in data["tools"]]
         except (OSError, ValueError):
-            state.put("tool_list", {"source": "none (the server was never reached)", "at": None})
+            state.put("tool_list", {"source": "none (never listed for this server and key)", "at": None})
             return []
         previous = state.get("tool_list") or {}
         state.put("tool_list", {"source": "cache", "at": previous.get("at")})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,16 +17,11 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 from markdown_it import MarkdownIt
 
+from memories.reference import pages
+
 _PAGE_LINK = re.compile(r'href="([a-z_]+)\.md"')
 _TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
 INDEX = "README"
-
-
-@functools.cache
-def pages() -> dict[str, str]:
-    """Page name → Markdown text, from docs/reference/ (``README`` is the index)."""
-    folder: Path = settings.BASE_DIR / "docs" / "reference"
-    return {path.stem: path.read_text() for path in sorted(folder.glob("*.md"))}
 
 
 def _markdown(name: str) -> str:

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from accounts.keys import Principal, bearer_token, cached_principal, resolve_key
 from accounts.models import MEMORY_SCOPES, SCOPE_READ
+from memories.mcp.resources import DOCS_PREFIX
 from memories.mcp.threads import run_sync
 from oauth import config
 
@@ -75,7 +76,8 @@ class AudienceBoundBackend(BearerAuthBackend):
         return AnyHttpUrl(config.mcp_resource())
 
 
-# Methods that read records (resources): an OAuth token needs memory:read for them.
+# Methods that read records (resources): an OAuth token needs memory:read for them (not to read a
+# reference page, ``mmw://docs/<page>``).
 READ_METHODS = ("resources/list", "resources/read")
 
 
@@ -126,9 +128,16 @@ class BearerGate:
                 name = params.get("name") if isinstance(params, dict) else None
                 if isinstance(name, str) and name in self.scope_of_tool:
                     needed.append(self.scope_of_tool[name])
-            elif method in READ_METHODS:
+            elif method in READ_METHODS and not _reads_a_reference_page(message):
                 needed.append(SCOPE_READ)
         return needed
+
+
+def _reads_a_reference_page(message: dict[str, Any]) -> bool:
+    """``resources/read`` of ``mmw://docs/<page>``: public text (as ``/docs/`` is), for any token."""
+    params = message.get("params")
+    uri = params.get("uri") if isinstance(params, dict) else None
+    return message.get("method") == "resources/read" and isinstance(uri, str) and uri.startswith(DOCS_PREFIX)
 
 
 def _challenge(status: int, error: str, description: str, scope: str) -> JSONResponse:

@@ -9,7 +9,7 @@ end) answers 405 before authentication.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,9 +29,11 @@ from mcp_types import (
     INVALID_REQUEST,
     UNSUPPORTED_PROTOCOL_VERSION,
     ListResourcesResult,
+    ListToolsResult,
     PaginatedRequestParams,
     ResourceTemplate,
 )
+from mcp_types import Tool as MCPTool
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -47,7 +49,7 @@ from memories.mcp.auth import (
     with_canonical_authorization,
 )
 from memories.mcp.threads import run_sync
-from memories.mcp.tools import build_tools, scope_of_tool
+from memories.mcp.tools import build_tools, scope_of_tool, tools_for
 from memories.presenters import API_VERSION
 from mmw.errors import MMWError, NotFound
 
@@ -63,13 +65,25 @@ UNSERVED_METHODS = ("prompts/list", "prompts/get")
 class MmwServer(MCPServer):
     """The SDK's server with the tools spec's error rule: an unknown tool name is a JSON-RPC
     error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
-    ran and failed); and records as resources, listed and read as the caller
-    (``memories.mcp.resources``: the SDK's own resources are static, registered once)."""
+    ran and failed); tools listed per caller (only those its scopes let it call:
+    ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
+    records as resources, listed and read as the caller (``memories.mcp.resources``: the SDK's
+    own resources are static, registered once); and the reference pages the tools name."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
         return await super().call_tool(name, arguments, context)
+
+    async def _handle_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=await self.list_tools_for(principal_of(ctx.request).scopes))
+
+    async def list_tools_for(self, scopes: Collection[str]) -> list[MCPTool]:
+        """The listing a caller holding ``scopes`` gets (always in the same order)."""
+        allowed = tools_for(scopes)
+        return [tool for tool in await self.list_tools() if tool.name in allowed]
 
     async def _handle_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -79,9 +93,15 @@ class MmwServer(MCPServer):
         return ListResourcesResult(resources=listing.resources, next_cursor=listing.next_cursor)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return [resources.TEMPLATE]
+        return [resources.TEMPLATE, resources.DOCS_TEMPLATE]
 
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> list[ReadResourceContents]:
+        if resources.is_doc(str(uri)):
+            try:
+                page = resources.read_doc(str(uri))
+            except NotFound as exc:
+                raise ResourceNotFoundError(exc.message) from None
+            return [ReadResourceContents(content=page, mime_type=resources.DOCS_MIME_TYPE)]
         request = context.request_context.request if context is not None else None
         text = await _as_mcp_error(resources.read, principal_of(request), str(uri))
         return [ReadResourceContents(content=text, mime_type=resources.MIME_TYPE)]
@@ -98,7 +118,7 @@ async def _as_mcp_error(fn: Callable[..., T], *args: Any) -> T:
         raise MCPError(INVALID_REQUEST, exc.message) from None
 
 
-def build_server() -> MCPServer:
+def build_server() -> MmwServer:
     """The SDK server with MMW's tools and no auth of its own: ``McpEndpoint`` puts the bearer
     check (keys and OAuth tokens, audience-bound) in front of it (``memories.mcp.auth``)."""
     server = MmwServer(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,6 +298,13 @@ def scope_of_tool() -> dict[str, str]:
     }
 
 
+def tools_for(scopes: Collection[str]) -> frozenset[str]:
+    """The tools a caller holding ``scopes`` is listed: those it may call. A tool left out still
+    answers when called, with the documented error (``403 Forbidden: key lacks <scope>``) — the
+    services decide that, not the listing."""
+    return frozenset(name for name, scope in scope_of_tool().items() if scope in scopes)
+
+
 def build_tools() -> list[Tool]:
     return [_tool(spec) for spec in SPECS]
 
@@ -317,7 +324,7 @@ def _tool(spec: ToolSpec) -> Tool:
     # The advertised schemas are ours; the function takes no arguments and declares no output
     # model, so the SDK validates nothing (the answers are typed by their TypedDicts instead).
     metadata = tool.fn_metadata.model_copy(update={"output_schema": schemas.output_schema(spec.answer)})
-    return tool.model_copy(update={"parameters": inputs.json_schema(spec.params), "fn_metadata": metadata})
+    return tool.model_copy(update={"parameters": inputs.tool_schema(spec.params), "fn_metadata": metadata})
 
 
 async def call(spec: ToolSpec, ctx: Context[Any, Any]) -> CallToolResult:

@@ -20,9 +20,11 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent
 
+from accounts.models import ALL_SCOPES
 from memories.models import Memory
 from tests.agent.conftest import AGENT_CMD
 from tests.conftest import Tenancy
+from tests.factories import issue_key
 from tests.live import ThreadedServer, mcp_call, mcp_list_tools
 
 pytestmark = pytest.mark.slow
@@ -81,6 +83,23 @@ def test_lists_the_servers_tools_with_their_schemas_plus_sync_status(
         assert proxied[name].input_schema == tool.input_schema, name
         assert proxied[name].description == tool.description, name
         assert proxied[name].annotations == tool.annotations, name
+
+
+def test_offline_the_cached_listing_is_served_only_for_the_key_it_was_fetched_with(
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The server lists each key the tools its scopes allow, so a listing cached for one key is
+    no listing for another (a key with the ledger scopes, then a default key, say)."""
+    log = tmp_path / "agent.log"
+    every_scope = issue_key(tenancy.alice.user, tenancy.alice.project, scopes=ALL_SCOPES)
+
+    async def names(client: Client) -> set[str]:
+        return {t.name for t in (await client.list_tools()).tools}
+
+    assert "ledger_record" in run_agent({**agent_env, "MMW_API_KEY": every_scope}, log, names)
+    mmw_server.stop()
+    assert run_agent(agent_env, log, names) == {"mmw_sync_status"}  # never listed for this key
+    assert "ledger_record" in run_agent({**agent_env, "MMW_API_KEY": every_scope}, log, names)
 
 
 def test_remember_search_forget_answer_exactly_as_the_server(

@@ -137,6 +137,27 @@ def test_key_is_shown_once_with_mcp_configs_and_works(tenancy: Tenancy) -> None:
     assert "build box" in listing
 
 
+def ticked_scopes(page: str) -> dict[str, bool]:
+    """Each scope checkbox of a key form: its value → whether it is ticked."""
+    boxes = re.findall(r'<input type="checkbox" name="scopes"[^>]*>', page)
+    return {re.search(r'value="([^"]+)"', box).group(1): " checked" in box for box in boxes}  # type: ignore[union-attr]
+
+
+def test_the_new_key_form_never_pre_ticks_the_ledger_scopes(tenancy: Tenancy, dana: Any) -> None:
+    """docs/ledger.md: financial records are opt-in, so a key gets the memory scopes unless asked."""
+    url = reverse("dashboard:keys", args=[tenancy.alice.project.pk])
+    page = client_for(tenancy.alice.user).get(url).content.decode()
+    owner = ticked_scopes(page)
+    assert owner == {"memory:read": True, "memory:write": True, "ledger:read": False, "ledger:write": False}
+    assert "shown only the tools these allow" in page
+    auditor = ticked_scopes(client_for(dana).get(url).content.decode())
+    assert auditor == {"memory:read": True, "ledger:read": False}
+    # A refused post shows what was posted, ticked or not.
+    posted = client_for(tenancy.alice.user).post(url, {"name": "x" * 201, "scopes": ["ledger:read"]})
+    assert posted.status_code == 400
+    assert ticked_scopes(posted.content.decode())["ledger:read"] is True
+
+
 def test_key_form_errors_keep_input(tenancy: Tenancy) -> None:
     response = client_for(tenancy.alice.user).post(
         reverse("dashboard:keys", args=[tenancy.alice.project.pk]), {"name": "no-scopes", "device_label": "laptop"}

@@ -10,11 +10,12 @@ import httpx
 import pytest
 
 from accounts import services as account_services
-from accounts.models import ApiKey
+from accounts.models import ALL_SCOPES, ApiKey
 from memories import inputs, reference, selectors
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy
+from tests.factories import issue_key
 from tests.live import LiveServer, mcp_call, mcp_list_tools, rest
 
 live_server = live.live_server
@@ -22,6 +23,8 @@ live_server = live.live_server
 pytestmark = pytest.mark.slow
 
 TOOL_INPUTS = reference.TOOLS
+# What a default key (the memory scopes) is listed: every tool but the ledger's.
+MEMORY_TOOLS = [name for name in TOOL_INPUTS if not name.startswith("ledger_")]
 READ_ONLY = {
     "search_sessions",
     "search",
@@ -66,12 +69,13 @@ def post_mcp(url: str, headers: dict[str, str], path: str = "/mcp") -> httpx.Res
 
 
 def test_all_tools_are_listed_with_the_shared_input_schemas(live_server: LiveServer, tenancy: Tenancy) -> None:
-    tools = {t.name: t for t in mcp_list_tools(live_server, tenancy.alice.key)}
+    every_scope = issue_key(tenancy.alice.user, tenancy.alice.project, scopes=ALL_SCOPES)
+    tools = {t.name: t for t in mcp_list_tools(live_server, every_scope)}
     assert set(tools) == set(TOOL_INPUTS)
     for name, params in TOOL_INPUTS.items():
-        assert tools[name].input_schema == inputs.json_schema(params), name
+        assert tools[name].input_schema == inputs.tool_schema(params), name
         assert tools[name].input_schema["additionalProperties"] is False
-        assert len(tools[name].description or "") > 200, name
+        assert f"Reference: mmw://docs/{name}" in (tools[name].description or ""), name
         annotations = tools[name].annotations
         assert annotations is not None
         assert annotations.read_only_hint is (name in READ_ONLY), name
@@ -114,7 +118,7 @@ def test_both_surfaces_share_records_and_error_texts(live_server: LiveServer, te
 
 
 def test_legacy_handshake_clients_are_served_statelessly_too(live_server: LiveServer, tenancy: Tenancy) -> None:
-    assert len(mcp_list_tools(live_server, tenancy.alice.key, mode="legacy")) == len(TOOL_INPUTS)
+    assert [t.name for t in mcp_list_tools(live_server, tenancy.alice.key, mode="legacy")] == MEMORY_TOOLS
     is_error, saved = mcp_call(live_server, tenancy.alice.key, "remember", {"content": "legacy era"}, mode="legacy")
     assert not is_error, saved
     is_error, text = mcp_call(live_server, tenancy.alice.key, "remember", {"content": ""}, mode="legacy")
@@ -169,7 +173,7 @@ def test_get_is_405_and_the_trailing_slash_needs_no_redirect(live_server: LiveSe
             assert response.headers["Allow"] == "POST"
     response = post_mcp(live_server, {"Authorization": f"Bearer {tenancy.alice.key}"}, path="/mcp/")
     assert response.status_code == 200
-    assert len(response.json()["result"]["tools"]) == len(TOOL_INPUTS)
+    assert [t["name"] for t in response.json()["result"]["tools"]] == MEMORY_TOOLS
 
 
 def test_unknown_host_header_is_refused_like_django_does(live_server: LiveServer, tenancy: Tenancy) -> None:

@@ -3,9 +3,10 @@
 The schemas are generated from the answer ``TypedDict``s (``memories.mcp.schemas``); here each
 tool is called for real — every shape its answer can take (a forgotten stub in a history, both
 kinds of ``forget``, stale and fresh records, session hits with context) — and each answer is
-validated against its tool's advertised schema *closed* (no undeclared keys), so a presenter
-that grows or loses a field without its ``TypedDict`` fails. ``structuredContent`` must be on
-every answer and say the same as its text.
+validated twice: against its tool's advertised (compact) schema, as a client does, and against
+the whole schema of its ``TypedDict`` *closed* (no undeclared keys, nested fields included), so a
+presenter that grows or loses a field without its ``TypedDict`` fails. ``structuredContent`` must
+be on every answer and say the same as its text.
 """
 
 from __future__ import annotations
@@ -39,10 +40,23 @@ SOURCE = {"source_id": "docs/deploy.md", "source_hash": "sha256:aaaa"}
 
 def test_schemas_are_object_rooted_and_closed_schemas_are_valid_json_schema() -> None:
     for spec in SPECS:
-        schema = schemas.output_schema(spec.answer)
-        assert schema["type"] == "object", spec.name
-        Draft202012Validator.check_schema(schema)
-        Draft202012Validator.check_schema(schemas.closed(schema))
+        for schema in (schemas.output_schema(spec.answer), schemas.answer_schema(spec.answer)):
+            assert schema["type"] == "object", spec.name
+            Draft202012Validator.check_schema(schema)
+            Draft202012Validator.check_schema(schemas.closed(schema))
+
+
+def test_the_advertised_schema_names_every_top_level_field_with_its_type() -> None:
+    for spec in SPECS:
+        whole, advertised = schemas.answer_schema(spec.answer), schemas.output_schema(spec.answer)
+        shapes = whole.get("anyOf", [whole])
+        compact = advertised.get("anyOf", [advertised])
+        assert len(shapes) == len(compact), spec.name
+        for shape, short in zip(shapes, compact, strict=True):
+            shape = whole["$defs"][shape["$ref"].rsplit("/", 1)[1]] if "$ref" in shape else shape
+            assert list(short["properties"]) == list(shape["properties"]), spec.name
+            assert short.get("required", []) == shape.get("required", []), spec.name
+            assert all(field.get("type") for field in short["properties"].values()), spec.name
 
 
 def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServer, tenancy: Tenancy) -> None:
@@ -98,9 +112,13 @@ def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServe
         assert structured is not None, name
         text = "".join(block.text for block in result.content if isinstance(block, TextContent))
         assert json.loads(text) == structured, name
-        validator = Draft202012Validator(schemas.closed(advertised[name]))
-        problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(structured)]
-        assert not problems, (name, problems)
+        spec = next(spec for spec in SPECS if spec.name == name)
+        for schema in (advertised[name], schemas.closed(schemas.answer_schema(spec.answer))):
+            validator = Draft202012Validator(schema)
+            problems = [
+                f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(structured)
+            ]
+            assert not problems, (name, problems)
 
     shapes = {name: result.structured_content for name, result in answers}
     history = shapes["memory_history"]

@@ -1,5 +1,6 @@
 """Records as MCP resources (``mmw://memories/<id>``) over real HTTP with the official client:
-listed a workspace at a time, read with get_memory's visibility rule, linked from search."""
+listed a workspace at a time, read with get_memory's visibility rule, linked from search; and the
+reference pages (``mmw://docs/<page>``) each tool's description names."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, ResourceLink, TextResourceContents
 
+from memories import reference
 from memories.mcp import resources
 from tests import live
 from tests.conftest import Tenancy
+from tests.docs.test_reference import PAGES
 from tests.live import LiveServer, mcp_call
 
 live_server = live.live_server
@@ -59,7 +62,7 @@ def test_resources_are_advertised_with_the_record_template(live_server: LiveServ
     async def templates(client: Client) -> list[str]:
         return [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
 
-    assert session(live_server, tenancy.alice.key, templates) == ["mmw://memories/{memory_id}"]
+    assert session(live_server, tenancy.alice.key, templates) == ["mmw://memories/{memory_id}", "mmw://docs/{page}"]
 
 
 def test_listing_pages_through_each_workspace_and_hides_what_the_caller_cannot_read(
@@ -167,3 +170,29 @@ def test_the_previous_protocol_revision_lists_and_reads_resources_and_sees_outpu
     assert listed == [resources.uri(saved)]
     assert json.loads(text)["memory"]["id"] == saved
     assert schemas_everywhere
+
+
+def test_every_reference_page_is_a_resource_any_key_reads(live_server: LiveServer, tenancy: Tenancy) -> None:
+    """The tools' descriptions name their page (``mmw://docs/<tool>``, tests/memories/test_mcp_budget.py);
+    the pages are public, so even a key without the ledger scopes reads the ledger's."""
+    names = [*reference.TOOLS, "errors", "rest", "README"]
+
+    async def read_all(client: Client) -> tuple[dict[str, TextResourceContents], list[str]]:
+        pages = {}
+        for name in names:
+            contents = (await client.read_resource(f"mmw://docs/{name}")).contents[0]
+            assert isinstance(contents, TextResourceContents)
+            pages[name] = contents
+        refused = []
+        for uri in ("mmw://docs/nope", "mmw://docs/../settings", "mmw://docs/"):
+            with pytest.raises(MCPError) as error:
+                await client.read_resource(uri)
+            assert error.value.error.code == INVALID_PARAMS
+            refused.append(error.value.error.message)
+        return pages, refused
+
+    pages, refused = session(live_server, tenancy.alice.key, read_all)
+    for name, contents in pages.items():
+        assert contents.mime_type == "text/markdown"
+        assert contents.text == (PAGES / f"{name}.md").read_text(), name
+    assert refused == ["reference page not found"] * 3

@@ -100,6 +100,16 @@ def test_request_bodies_come_from_the_parameter_table(schema: dict[str, Any]) ->
     assert idempotency["schema"]["maxLength"] == 256
 
 
+def test_each_list_parameter_advertises_its_own_item_bound(schema: dict[str, Any]) -> None:
+    """derived_from's ids are at most 100 characters, tags at most 200: generating one schema must
+    not change another's (nor the MCP tools' schemas, generated after)."""
+    body = next(op for _, _, op in api_operations(schema) if op["operationId"] == "remember")
+    properties = body["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    items = {name: properties[name]["anyOf"][0]["items"] for name in ("derived_from", "tags")}
+    assert items == {"derived_from": {"type": "string", "maxLength": 100}, "tags": {"type": "string", "maxLength": 200}}
+    assert inputs.tool_schema(inputs.REMEMBER)["properties"]["tags"]["items"] == {"type": "string"}
+
+
 def test_query_parameters_carry_the_table_constraints(schema: dict[str, Any]) -> None:
     history = schema["paths"]["/api/v1/memories/history"]["get"]
     params = {p["name"]: p for p in history["parameters"] if p["in"] == "query"}

@@ -16,6 +16,7 @@ import pytest
 
 from oauth import services
 from oauth.models import Grant, PendingAuthorization
+from oauth.services import GRANTABLE_SCOPES
 from orgs.models import Membership
 from tests import live
 from tests.conftest import Tenancy
@@ -62,7 +63,9 @@ def authorize(url: str, client_id: str, challenge: str, **extra: str) -> httpx.R
 
 
 def consent(url: str, tenancy: Tenancy, client_id: str, challenge: str, scopes: list[str]) -> str:
-    response = authorize(url, client_id, challenge)
+    """Alice approves ``scopes`` (asked for when beyond the memory scopes a client gets unasked)."""
+    asked = {} if set(scopes) <= {"memory:read", "memory:write"} else {"scope": " ".join(scopes)}
+    response = authorize(url, client_id, challenge, **asked)
     assert response.status_code == 302, response.text
     location = response.headers["location"]
     assert location.startswith(f"{url}/oauth/consent/")
@@ -86,7 +89,7 @@ def exchange(url: str, client_id: str, code: str, verifier: str, redirect: str =
 
 
 def connect(url: str, tenancy: Tenancy, scopes: list[str] | None = None) -> tuple[str, dict[str, Any]]:
-    client = register(url)
+    client = register(url, scope=" ".join(GRANTABLE_SCOPES))
     verifier, challenge = pkce()
     code = consent(url, tenancy, client["client_id"], challenge, scopes or ["memory:read", "memory:write"])
     response = exchange(url, client["client_id"], code, verifier)
@@ -199,6 +202,33 @@ def test_a_read_only_grant_calling_remember_gets_403_insufficient_scope(
         ).status_code
         == 200
     )
+
+
+def test_a_token_is_listed_the_tools_of_its_granted_scopes_like_a_key(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, read_only = connect(live_server, tenancy, ["memory:read"])
+    _, ledger = connect(live_server, tenancy, ["memory:read", "ledger:read", "ledger:write"])
+    read_tools = [t.name for t in live.mcp_list_tools(live_server, read_only["access_token"])]
+    ledger_tools = [t.name for t in live.mcp_list_tools(live_server, ledger["access_token"])]
+    assert "search" in read_tools
+    assert not {"remember", "forget", "forget_session"} & set(read_tools)
+    assert not any(name.startswith("ledger_") for name in read_tools)
+    assert {"ledger_record", "ledger_list", "search"} <= set(ledger_tools)
+    assert "remember" not in ledger_tools
+
+
+def test_a_token_of_any_scope_reads_the_reference_pages_the_tools_name(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    _, ledger = connect(live_server, tenancy, ["ledger:read"])
+    token = ledger["access_token"]
+    page = mcp_post(live_server, token, "resources/read", {"uri": "mmw://docs/ledger_list"})
+    assert page.status_code == 200, page.text
+    assert page.json()["result"]["contents"][0]["text"].startswith("# ledger_list")
+    record = mcp_post(live_server, token, "resources/read", {"uri": "mmw://memories/0"})
+    assert record.status_code == 403
+    assert 'scope="memory:read"' in record.headers["WWW-Authenticate"]
 
 
 def test_a_token_for_another_resource_is_refused(live_server: LiveServer, tenancy: Tenancy) -> None:
