@@ -191,7 +191,12 @@ def _on_weekday(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
 
 
 def _in(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
-    return _in_month(_MONTHS[m.group(1).lower()], now)
+    """"in May" (this year's or last), "in May 2024" (that one)."""
+    month = _MONTHS[m.group(1).lower()]
+    if m.group(2):
+        start = _month_start(int(m.group(2)), month)
+        return start, _add_months(start, 1)
+    return _in_month(month, now)
 
 
 _RULES: tuple[Rule, ...] = (
@@ -226,10 +231,10 @@ _RULES: tuple[Rule, ...] = (
     # weekdays: "last Tuesday", "on Friday", "lundi dernier", "в прошлый вторник"
     _rule(rf"\b(?:last|on|this\s+past)\s+{_WEEKDAY}\b", _on_weekday),
     _rule(rf"\b{_WEEKDAY}\s+derni(?:er|ère)\b", _on_weekday),
-    _rule(rf"(?<!\w)в\s+(?:прошл(?:ый|ую|ое)\s+)?{_WEEKDAY}", _on_weekday),
+    _rule(rf"(?<!\w)в\s+(?:прошл(?:ый|ую|ое)\s+)?{_WEEKDAY}(?!\w)", _on_weekday),
     # months: "in May", "в мае", "en mai"
-    _rule(rf"\b(?:in|during|since|en|au mois de)\s+{_MONTH}\b", _in),
-    _rule(rf"(?<!\w)в\s+{_MONTH}", _in),
+    _rule(rf"\b(?:in|during|since|en|au mois de)\s+{_MONTH}(?!\w)(?:\s+((?:19|20)\d\d)\b)?", _in),
+    _rule(rf"(?<!\w)в\s+{_MONTH}(?!\w)(?:\s+((?:19|20)\d\d)\b)?", _in),
 )  # fmt: skip
 
 

@@ -61,3 +61,22 @@ def test_the_first_time_in_the_question_wins() -> None:
     found = window("what I bought last month, not what I returned yesterday", NOW)
     assert found is not None
     assert found.phrase == "last month"
+
+
+def test_a_month_with_its_year_is_that_month() -> None:
+    later = datetime(2026, 6, 20, tzinfo=UTC)
+    found = window("Qu'est-ce qui a saturé le CPU en mai 2024 ?", later)
+    assert found is not None
+    assert (found.start.date(), found.end.date()) == (date(2024, 5, 1), date(2024, 6, 1))
+    russian = window("Кто был релиз-менеджером в сентябре 2024?", later)
+    assert russian is not None
+    assert russian.start.date() == date(2024, 9, 1)
+
+
+def test_a_month_name_inside_another_word_is_no_month() -> None:
+    assert window("Можно ли пушить напрямую в main?", NOW) is None
+    assert window("deploys happen in marshalling order", NOW) is None
+
+
+def test_a_time_after_the_question_is_no_window() -> None:
+    assert window("what happened in May 2024", NOW) is None  # asked in June 2023
