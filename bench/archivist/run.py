@@ -69,11 +69,11 @@ def evaluate(pairs: list[dict[str, Any]], split: str, embeddings: str | None, *,
         verdict = archivist.classify(
             archivist.features(pair["newer"]), archivist.features(pair["older"]), vector_cosine=cos
         )
-        predicted = str(verdict.relation)
-        confusion[(pair["label"], predicted)] += 1
-        by_kind[(pair["kind"], predicted)] += 1
-        if predicted != pair["label"]:
-            misses.append((pair, predicted, verdict.why, verdict.score))
+        guess = str(verdict.relation)
+        confusion[(pair["label"], guess)] += 1
+        by_kind[(pair["kind"], guess)] += 1
+        if guess != pair["label"]:
+            misses.append((pair, guess, verdict.why, verdict.score))
     langs = Counter(p["lang"] for p in pairs)
     print(f"\n=== {split}: {len(pairs)} pairs ({', '.join(f'{k} {v}' for k, v in sorted(langs.items()))})\n")
     print("label \\ predicted " + "".join(f"{label:>13}" for label in LABELS))
@@ -98,8 +98,8 @@ def evaluate(pairs: list[dict[str, Any]], split: str, embeddings: str | None, *,
             print(f"{kind:<18}" + "".join(f"{by_kind[(kind, p)]:>13}" for p in LABELS))
     if verbose:
         print("\nmisclassified:")
-        for pair, predicted, why, score in misses:
-            print(f"  {pair['id']:14} {pair['kind']:>13}: {pair['label']:>11} -> {predicted:<11} {score:.2f} {why}")
+        for pair, guess, why, score in misses:
+            print(f"  {pair['id']:14} {pair['kind']:>13}: {pair['label']:>11} -> {guess:<11} {score:.2f} {why}")
             print(f"          older: {pair['older']}\n          newer: {pair['newer']}")
 
 

@@ -38,19 +38,10 @@ from django.utils import timezone
 
 from accounts.keys import principal_for
 from memories import search
+from memories.archivist.judge import UNRELATED, Verdict, classify
+from memories.archivist.lexicon import fold, stem
 from memories.archivist.llm import LLM_PAIRS, LLM_TIMEOUT, LLMConfig, llm_classify, llm_config
-from memories.archivist.text import (
-    UNRELATED,
-    Features,
-    Verdict,
-    classify,
-    content_words,
-    cosine,
-    dice,
-    features,
-    fold,
-    stem,
-)
+from memories.archivist.text import Features, content_words, cosine, dice, features
 from memories.models import Memory, MemoryQuerySet, MemoryRelation, RelationType, Visibility
 
 logger = logging.getLogger(__name__)
@@ -186,7 +177,6 @@ def analyse(record: Memory) -> list[Edge]:
         verdict = classify(
             mine if newer is record else theirs,
             theirs if newer is record else mine,
-            same_fact_key=same_key,
             vector_cosine=_vector_cosine(record, other),
         )
         if same_key and verdict.relation == RelationType.RELATED:

@@ -292,7 +292,27 @@ def test_llm_is_off_by_default(settings: Any) -> None:
     [
         ("Логи хранятся 30 дней.", "Логи хранятся 90 дней.", "contradicts"),
         ("Двухфакторная аутентификация обязательна.", "Двухфакторная аутентификация необязательна.", "contradicts"),
-        ("Le déploiement se fait avec Ansible.", "Le déploiement se fait avec Kubernetes et Helm.", "contradicts"),
+        (
+            "Les déploiements en recette partent le mardi.",
+            "Les déploiements en recette partent le jeudi.",
+            "contradicts",
+        ),
+        ("Staging deploys go out on Tuesdays.", "Staging deploys go out on Thursdays.", "contradicts"),
+        ("Порт базы данных — 5432.", "Порт базы данных — 6432.", "contradicts"),
+        (
+            "Search uses Elasticsearch.",
+            "Search was migrated to OpenSearch; Elasticsearch is no longer used.",
+            "contradicts",
+        ),
+        # The same sentence about another subject is consistent, in every language:
+        ("Module m7 owns /api/m7.", "Module m8 owns /api/m8.", "related"),
+        ("Модуль m7 отвечает за /api/m7.", "Модуль m8 отвечает за /api/m8.", "related"),
+        ("Le module m7 gère /api/m7.", "Le module m8 gère /api/m8.", "related"),
+        ("Host web-01 runs Ubuntu 22.04.", "Host web-02 runs Ubuntu 20.04.", "related"),
+        ("Olga reviewed PR 412 and approved it.", "Olga reviewed PR 415 and approved it.", "related"),
+        ("Caroline went to Paris on 7 May.", "Caroline went to Berlin on 8 May.", "related"),
+        ("Backend uses PostgreSQL 16 and Redis 7.", "Backend uses PostgreSQL 16 and Kafka 3.6.", "related"),
+        ("The user likes Python.", "The user likes Rust.", "related"),
         (
             "Фронтенд собирается через Vite.",
             "Фронтенд собирается через Vite, сборка — npm run build, артефакты в dist.",
