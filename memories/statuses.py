@@ -124,7 +124,7 @@ def _apply_conflicts(principal: Principal, records: list[Memory], infos: dict[uu
         .values_list("id", "workspace_id", "fact_key", "content", "version", "expected_version")
     )
     for rid, ws, key, content, version, expected in rows:
-        groups[(ws, key)].append(_Version(rid, _normalised(content), version, expected is not None))
+        groups[(ws, key)].append(_Version(rid, normalised(content), version, expected is not None))
     for record in records:
         if record.fact_key is None:
             continue
@@ -135,7 +135,7 @@ def _apply_conflicts(principal: Principal, records: list[Memory], infos: dict[uu
         floor = max((v.version for v in group if v.deliberate), default=0)
         if record.version < floor:
             continue
-        mine = _normalised(record.content)
+        mine = normalised(record.content)
         info.conflicts_with = sorted(
             str(v.id) for v in group if v.version >= floor and v.id != record.id and v.content != mine
         )
@@ -152,6 +152,6 @@ class _Version:
     deliberate: bool  # written with expected_version
 
 
-def _normalised(content: str) -> str:
+def normalised(content: str) -> str:
     """Content compared for conflicts: whitespace runs are one space, ends trimmed."""
     return " ".join(content.split())
