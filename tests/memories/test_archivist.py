@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
@@ -16,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db.models import Q
 from django.utils import timezone
 
@@ -211,6 +213,34 @@ def test_a_deliberate_version_settles_the_contradictions_of_the_versions_it_supe
     later = _write(alice, "Deploys go out on Tuesdays, says the old wiki.")
     _archive(later)
     assert (later, v1, "contradicts") not in _edges(later)  # never towards a settled version
+
+
+def test_rescoring_judges_stored_edges_again_and_applies_the_caps(alice: Api) -> None:
+    """Edges an earlier archivist stored (every template pair a contradiction with score 1.0, a
+    refinement between two blind versions) are judged again by ``manage.py archivist_rescore``."""
+    notes = [_write(alice, f"Module m{i} owns /api/m{i}") for i in range(1, 9)]
+    port_old, port_new = _write(alice, "The database port is 5432."), _write(alice, "The database port is 6432.")
+    v1 = _write(alice, "Backups run nightly.", fact_key="backups")
+    v2 = _write(alice, "Backups run nightly at 02:00 UTC.", fact_key="backups")
+    stale = [(b, a, "contradicts", 1.0) for j, b in enumerate(notes) for a in notes[:j]]
+    stale += [(port_new, port_old, "contradicts", 1.0), (v2, v1, "refines", 1.0), (v2, v1, "supersedes", 1.0)]
+    MemoryRelation.objects.bulk_create(
+        [MemoryRelation(from_memory_id=b, to_memory_id=a, relation=r, score=s) for b, a, r, s in stale]
+    )
+    out = io.StringIO()
+    call_command("archivist_rescore", stdout=out)
+    assert "removed" in out.getvalue()
+    template = MemoryRelation.objects.filter(from_memory__in=notes)
+    assert not template.filter(relation="contradicts").exists()
+    for note in notes:
+        assert MemoryRelation.objects.filter(Q(from_memory=note) | Q(to_memory=note)).count() <= archivist.MAX_PER_KIND
+    port = MemoryRelation.objects.get(from_memory=port_new)
+    assert (port.relation, round(port.score, 2)) == ("contradicts", 0.67)
+    assert _edges(v2) == {(v2, v1, "contradicts"), (v2, v1, "supersedes")}  # the versions' status says conflict
+    before = list(MemoryRelation.objects.order_by("id").values_list("from_memory", "to_memory", "relation", "score"))
+    call_command("archivist_rescore", stdout=io.StringIO())
+    after = list(MemoryRelation.objects.order_by("id").values_list("from_memory", "to_memory", "relation", "score"))
+    assert after == before  # idempotent
 
 
 # --- idempotency, forgetting --------------------------------------------------------------------
