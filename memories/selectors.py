@@ -389,9 +389,9 @@ def _export_chunks(principal: Principal, ids: list[uuid.UUID]) -> Iterator[prese
 
 
 def _with_status(principal: Principal, ordered: QuerySet[Memory], status: str) -> list[Memory]:
-    """The records of ``ordered`` whose computed status is ``status``: only records with a
-    fact_key (conflict), a source hash (stale) or sources (a summary inherits) can have one."""
-    newest = ordered.filter(Q(fact_key__isnull=False) | Q(source_hash__isnull=False) | ~Q(derived_from=[]))
+    """The records of ``ordered`` whose computed status is ``status``: only records
+    ``statuses.may_have_status`` names (a fact_key, a source hash, sources, a contradiction) can have one."""
+    newest = ordered.filter(statuses.may_have_status())
     candidates = list(newest.order_by("-created_at", "id")[:STATUS_SCAN])
     infos = statuses.compute(principal, candidates)
     kept = {r.id for r in candidates if infos[r.id].status == status}

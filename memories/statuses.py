@@ -8,7 +8,11 @@ cannot see never makes a visible one stale or conflicting.
   write that named ``expected_version`` (``Memory.expected_version``) supersedes every version
   before it; the versions no deliberate write superseded (the *heads*) conflict with each other
   when their content differs after whitespace normalisation. Superseded versions conflict with
-  nothing.
+  nothing. The graph tells the same story: a stored ``contradicts`` edge between two visible live
+  records, neither superseded, puts both in conflict, each naming the other in
+  ``conflicts_with`` — the archivist writes one between two heads of a fact_key that differ
+  (so the edge and this rule agree) and between two records it judged to state incompatible
+  values of one subject (``memories.archivist``), and never towards a superseded version.
 - **stale**: the record's ``source_hash`` differs from the source's current hash — the one the
   caller passed (``Freshness``), or else that of the newest visible live record of the same
   ``source_id`` in the workspace that carries a hash.
@@ -22,8 +26,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.db.models import Exists, OuterRef, Q
+
 from accounts.keys import Principal
-from memories.models import Memory
+from memories.models import Memory, MemoryRelation, RelationType
 
 UNVERIFIED, STALE, CONFLICT = "unverified", "stale", "conflict"
 _RANK = {UNVERIFIED: 0, STALE: 1, CONFLICT: 2}
@@ -55,6 +61,7 @@ def compute(
     infos = {rid: StatusInfo() for rid in by_id}
     _apply_staleness(principal, list(by_id.values()), infos, freshness)
     _apply_conflicts(principal, list(by_id.values()), infos)
+    _apply_contradictions(principal, list(by_id), infos)
     for _ in range(MAX_SUMMARY_DEPTH):
         for rid, record in by_id.items():
             for source in record.derived_from:
@@ -124,7 +131,7 @@ def _apply_conflicts(principal: Principal, records: list[Memory], infos: dict[uu
         .values_list("id", "workspace_id", "fact_key", "content", "version", "expected_version")
     )
     for rid, ws, key, content, version, expected in rows:
-        groups[(ws, key)].append(_Version(rid, _normalised(content), version, expected is not None))
+        groups[(ws, key)].append(_Version(rid, normalised(content), version, expected is not None))
     for record in records:
         if record.fact_key is None:
             continue
@@ -135,7 +142,7 @@ def _apply_conflicts(principal: Principal, records: list[Memory], infos: dict[uu
         floor = max((v.version for v in group if v.deliberate), default=0)
         if record.version < floor:
             continue
-        mine = _normalised(record.content)
+        mine = normalised(record.content)
         info.conflicts_with = sorted(
             str(v.id) for v in group if v.version >= floor and v.id != record.id and v.content != mine
         )
@@ -152,6 +159,52 @@ class _Version:
     deliberate: bool  # written with expected_version
 
 
-def _normalised(content: str) -> str:
+def normalised(content: str) -> str:
     """Content compared for conflicts: whitespace runs are one space, ends trimmed."""
     return " ".join(content.split())
+
+
+def _apply_contradictions(principal: Principal, ids: list[uuid.UUID], infos: dict[uuid.UUID, StatusInfo]) -> None:
+    """Both ends of a ``contradicts`` edge are in conflict while the caller reads both, both are
+    live and neither is a version a deliberate write superseded."""
+    edges = list(
+        MemoryRelation.objects.filter(relation=RelationType.CONTRADICTS)
+        .filter(Q(from_memory_id__in=ids) | Q(to_memory_id__in=ids))
+        .values_list("from_memory_id", "to_memory_id")
+    )
+    if not edges:
+        return  # no second statement for the ends
+    visible = Memory.objects.visible_to(principal).live()
+    superseded = visible.filter(
+        workspace_id=OuterRef("workspace_id"),
+        fact_key=OuterRef("fact_key"),
+        version__gt=OuterRef("version"),
+        expected_version__isnull=False,
+    )
+    ends = {a for a, _ in edges} | {b for _, b in edges}
+    rows = visible.filter(id__in=ends).annotate(settled=Exists(superseded)).values_list("id", "settled")
+    current = {rid for rid, settled in rows if not settled}
+    for a, b in edges:
+        if a not in current or b not in current:
+            continue
+        for mine, other in ((a, b), (b, a)):
+            info = infos.get(mine)
+            if info is None or str(other) in info.conflicts_with:
+                continue
+            info.conflicts_with = sorted([*info.conflicts_with, str(other)])
+            if info.status != CONFLICT:
+                info.status = CONFLICT
+                info.reason = f"another current record ({other}) says otherwise"
+
+
+def may_have_status() -> Q:
+    """The records that can have a status other than unverified: those with a fact_key
+    (conflict), a source hash (stale), sources (a summary inherits) or a ``contradicts`` edge."""
+    contradictions = MemoryRelation.objects.filter(relation=RelationType.CONTRADICTS)
+    return (
+        Q(fact_key__isnull=False)
+        | Q(source_hash__isnull=False)
+        | ~Q(derived_from=[])
+        | Q(Exists(contradictions.filter(from_memory_id=OuterRef("pk"))))
+        | Q(Exists(contradictions.filter(to_memory_id=OuterRef("pk"))))
+    )

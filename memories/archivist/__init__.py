@@ -5,79 +5,71 @@ Edges always point from the newer record to the older one (``created_at``, then 
 the two is being archived, so the graph does not depend on the order the tasks run in:
 
 - ``supersedes``   same ``fact_key``, higher version (score 1.0);
-- ``contradicts``  the same subject with incompatible content: different numbers or versions, a
-                   negation or an antonym flipped, one name swapped for another, or — for the same
-                   ``fact_key`` — any other difference that is not a refinement (the read-time
-                   ``conflict`` status says the same);
-- ``refines``      the newer record keeps most of the older one's words and adds detail;
+- ``contradicts``  two versions of one ``fact_key`` that ``memories.statuses`` shows as a conflict
+                   (score 1.0), or two records on the same subject with incompatible values
+                   (``memories.archivist.judge``; score: the share of the two texts that aligns).
+                   Every stored ``contradicts`` puts both live ends in ``conflict`` when read, so
+                   none is written towards a version a deliberate write has superseded, and those
+                   a deliberate version settles are removed when it is archived;
+- ``refines``      the newer record keeps the older one's words and adds detail;
 - ``related``      similar (keywords, or cosine of same-model embeddings) above a threshold;
 - ``derived_from`` a summary to each of its live sources (also written by ``remember``).
 
-Nothing is edited or deleted: an older record is "marked" refined or outdated by the edge that
-points at it. A run reads without locks (it may ask an LLM), then in one transaction locks the
-record and every edge target in id order, re-checks they are live, inserts the edges with
+A record keeps at most ``MAX_PER_KIND`` judged edges (``related``, ``refines``, ``contradicts``
+between records that are not versions of one key) of each kind, strongest first, counting the
+edges other records' runs gave it. Records are never edited or deleted. A run reads without locks
+(it may ask an LLM), then in one transaction locks the record, every edge target and every
+version it settles in id order, re-checks they are live, inserts the edges with
 ``ignore_conflicts`` and sets ``archived_at`` — so a retry, a redelivery or a concurrent duplicate
 changes nothing, and a record forgotten meanwhile gets no edge (``forget`` takes the same locks).
 
-The classifier is a heuristic over word stems, numbers and negations that works in English,
-Russian and French without a model; ``bench/archivist/run.py`` measures it. An OpenAI-compatible
-chat model may classify the strongest pairs instead (``MMW_ARCHIVIST_LLM_URL`` / ``_MODEL`` /
-``_KEY``); when it fails, the heuristic's answer stands.
+An OpenAI-compatible chat model may classify the strongest pairs instead of the heuristic
+(``MMW_ARCHIVIST_LLM_URL`` / ``_MODEL`` / ``_KEY``); when it fails, the heuristic's answer stands.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from django.db import transaction
 from django.utils import timezone
 
 from accounts.keys import principal_for
-from memories import search
-from memories.archivist.llm import LLM_PAIRS, LLM_TIMEOUT, LLMConfig, llm_classify, llm_config
-from memories.archivist.text import (
-    UNRELATED,
-    Features,
-    Verdict,
-    classify,
-    content_words,
-    cosine,
-    dice,
-    features,
-    fold,
-    stem,
+from memories import search, statuses
+from memories.archivist.graph import (
+    ALREADY,
+    ARCHIVED,
+    FORGOTTEN,
+    JUDGED,
+    MAX_PER_KIND,
+    Edge,
+    deliberate_floors,
+    store,
 )
-from memories.models import Memory, MemoryQuerySet, MemoryRelation, RelationType, Visibility
+from memories.archivist.judge import Verdict, classify
+from memories.archivist.lexicon import fold, stem
+from memories.archivist.llm import LLM_PAIRS, LLM_TIMEOUT, LLMConfig, llm_classify, llm_config
+from memories.archivist.text import Features, content_words, cosine, dice, features
+from memories.models import Memory, MemoryQuerySet, RelationType, Visibility
 
 logger = logging.getLogger(__name__)
 
-ARCHIVED, MISSING, FORGOTTEN, ALREADY = "archived", "missing", "skipped: forgotten", "skipped: already archived"
+MISSING = "missing"
 
 KEYWORD_CANDIDATES = 30
 VECTOR_CANDIDATES = 20
 SAME_KEY_CANDIDATES = 50
-MAX_RELATED = 10
 QUERY_WORDS = 64
 
 __all__ = [
-    "ALREADY", "ARCHIVED", "FORGOTTEN", "MISSING", "Edge", "Features", "LLMConfig", "Verdict",
-    "analyse", "archive", "classify", "cosine", "dice", "features", "fold", "llm_classify",
-    "llm_config", "stem",
+    "ALREADY", "ARCHIVED", "FORGOTTEN", "MAX_PER_KIND", "MISSING", "Edge", "Features", "LLMConfig",
+    "Verdict", "analyse", "archive", "classify", "cosine", "dice", "features", "fold", "llm_classify",
+    "llm_config", "stem", "store",
 ]  # fmt: skip
 
 # --- the task's work ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Edge:
-    from_id: uuid.UUID
-    to_id: uuid.UUID
-    relation: str
-    score: float
 
 
 def archive(memory_id: uuid.UUID | str) -> str:
@@ -96,39 +88,11 @@ def archive(memory_id: uuid.UUID | str) -> str:
     if record.archived_at is not None:
         return ALREADY
     edges = analyse(record)
-    return _store(record.id, edges)
+    return store(record, edges, author_scope(record))
 
 
 def _expired(record: Memory) -> bool:
     return record.expires_at is not None and record.expires_at <= timezone.now()
-
-
-def _store(memory_id: uuid.UUID, edges: list[Edge]) -> str:
-    targets = {e.to_id for e in edges} | {e.from_id for e in edges}
-    with transaction.atomic():
-        # One lock statement in id order: the record and every target, so two archivists never
-        # deadlock each other, and ``forget`` (which locks what it forgets) waits or wins cleanly.
-        rows = dict(
-            Memory.objects.live()
-            .filter(id__in=sorted(targets | {memory_id}))
-            .order_by("id")
-            .select_for_update(no_key=True)
-            .values_list("id", "archived_at")
-        )
-        if memory_id not in rows:
-            return FORGOTTEN
-        if rows[memory_id] is not None:
-            return ALREADY
-        MemoryRelation.objects.bulk_create(
-            [
-                MemoryRelation(from_memory_id=e.from_id, to_memory_id=e.to_id, relation=e.relation, score=e.score)
-                for e in edges
-                if e.from_id in rows and e.to_id in rows
-            ],
-            ignore_conflicts=True,
-        )
-        Memory.objects.filter(id=memory_id).update(archived_at=timezone.now())
-    return ARCHIVED
 
 
 def author_scope(record: Memory) -> MemoryQuerySet:
@@ -174,32 +138,61 @@ def keyword_query(record: Memory) -> str:
 
 def analyse(record: Memory) -> list[Edge]:
     """The edges ``record`` should have. Reads only; may call the LLM."""
+    others = candidates(record)
+    settled = _settled(record, others)
     mine = features(record.content)
-    scored: list[tuple[Memory, Memory, Verdict]] = []
     edges: list[Edge] = []
-    for other in candidates(record):
+    scored: list[tuple[Memory, Memory, Verdict]] = []
+    for other in others:
         newer, older = (record, other) if _order(record) > _order(other) else (other, record)
-        same_key = record.fact_key is not None and record.fact_key == other.fact_key
-        if same_key and newer.version > older.version:
-            edges.append(Edge(newer.id, older.id, RelationType.SUPERSEDES, 1.0))
+        if record.fact_key is not None and record.fact_key == other.fact_key:
+            edges.extend(_version_edges(newer, older, settled))
+            continue
         theirs = features(other.content)
         verdict = classify(
             mine if newer is record else theirs,
             theirs if newer is record else mine,
-            same_fact_key=same_key,
             vector_cosine=_vector_cosine(record, other),
         )
-        if same_key and verdict.relation == RelationType.RELATED:
-            continue  # "supersedes" already says it, and more
         scored.append((newer, older, verdict))
-    scored = _ask_llm(scored)
-    related = sorted((s for s in scored if s[2].relation == RelationType.RELATED), key=lambda s: -s[2].score)
-    dropped = {(newer.id, older.id) for newer, older, _ in related[MAX_RELATED:]}
-    for newer, older, verdict in scored:
-        if verdict.relation != UNRELATED and (newer.id, older.id) not in dropped:
-            edges.append(Edge(newer.id, older.id, verdict.relation, verdict.score))
+    for newer, older, verdict in _strongest(_ask_llm(scored)):
+        if verdict.relation == RelationType.CONTRADICTS and (newer.id in settled or older.id in settled):
+            continue  # a version a deliberate write superseded contradicts nothing any more
+        edges.append(Edge(newer.id, older.id, verdict.relation, verdict.score))
     edges.extend(Edge(record.id, source, RelationType.DERIVED_FROM, 1.0) for source in record.derived_from)
     return edges
+
+
+def _version_edges(newer: Memory, older: Memory, settled: set[uuid.UUID]) -> list[Edge]:
+    """Two versions of one fact_key: the newer supersedes the older, and they contradict each
+    other exactly when ``memories.statuses`` shows them in conflict — different content and
+    neither superseded by a deliberate write."""
+    edges = []
+    if newer.version > older.version:
+        edges.append(Edge(newer.id, older.id, RelationType.SUPERSEDES, 1.0, versions=True))
+    if (
+        newer.id not in settled
+        and older.id not in settled
+        and statuses.normalised(newer.content) != statuses.normalised(older.content)
+    ):
+        edges.append(Edge(newer.id, older.id, RelationType.CONTRADICTS, 1.0, versions=True))
+    return edges
+
+
+def _settled(record: Memory, others: list[Memory]) -> set[uuid.UUID]:
+    """Ids among ``record`` and ``others`` of versions a deliberate write has superseded."""
+    keyed = [r for r in [record, *others] if r.fact_key is not None]
+    floors = deliberate_floors(author_scope(record), record.workspace_id, (r.fact_key for r in keyed if r.fact_key))
+    return {r.id for r in keyed if r.fact_key is not None and r.version < floors.get(r.fact_key, 0)}
+
+
+def _strongest(scored: list[tuple[Memory, Memory, Verdict]]) -> list[tuple[Memory, Memory, Verdict]]:
+    """The judged pairs worth an edge: at most ``MAX_PER_KIND`` of each kind, strongest first."""
+    out = []
+    for kind in JUDGED:
+        ranked = sorted((s for s in scored if s[2].relation == kind), key=lambda s: -s[2].score)
+        out.extend(ranked[:MAX_PER_KIND])
+    return out
 
 
 def _order(record: Memory) -> tuple[Any, str]:

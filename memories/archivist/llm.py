@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import httpx
 from django.conf import settings
 
-from memories.archivist.text import UNRELATED, Verdict
+from memories.archivist.judge import UNRELATED, Verdict
 from memories.models import RelationType
 
 logger = logging.getLogger(__name__)

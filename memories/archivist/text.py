@@ -1,98 +1,217 @@
-"""The archivist's text judgement: word stems, numbers and negations (English, Russian, French,
-no model), and ``classify``, which names the relation between a newer and an older record.
-Pure functions: the task (``memories.archivist``) and ``bench/archivist/run.py`` use them."""
+"""The archivist's reading of one record: its content tokens in order — word stems, numbers,
+identifiers, names — with the class of value each one is (a number, a weekday, a language, a
+name…), where the predicate starts (what comes before it is the subject), and whether the text
+negates or announces a change. English, Russian and French, no model. Pure functions: the task
+(``memories.archivist``), ``classify`` (``memories.archivist.judge``) and
+``bench/archivist/run.py`` use them.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from memories import search
-from memories.models import RelationType
-from mmw.text import strip_marks
+from memories.archivist import lexicon
+from memories.archivist.lexicon import fold, stem
 
-RELATED_DICE = 0.25  # keyword similarity (Dice over stems) from which two records are related
-RELATED_COSINE = 0.45  # cosine of same-model embeddings from which two records are related (calibrated on "use")
-TOPIC_DICE = 0.4  # "same subject" for the contradiction rules
-TOPIC_COSINE = 0.85
-REFINE_COVERAGE = 0.6  # share of the older record's stems the newer one keeps
-REFINE_ADDED = 2  # new stems the newer one must add
+# --- tokens -------------------------------------------------------------------------------------
 
-# --- text features (pure; used by the task and by bench/archivist/run.py) ----------------------
-
-_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_VOWELS = frozenset("aeiouyаеёиоуыэюяйь")
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|cannot|can't|won't|without|none|nobody|nothing)\b|n't\b"
-    r"|(?<!\w)(?:не|нет|никогда|нельзя|без|ни)(?!\w)"
-    r"|\b(?:ne|pas|jamais|aucun|aucune|sans|personne|rien)\b|\bn'",
+_TOKEN = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^\s,;]+"  # a URL
+    r"|[#№@/~]?\w+(?:[-_./:@+]\w+)*"  # a word, number, identifier or path
+    r"|[—–:=;,]|[.!?](?=\s|$)",  # separators, commas and sentence ends
     re.UNICODE,
 )
-_STOP = search.STOP_WORDS | frozenset(
-    """
-    also just only very more most much many some any all each every can could should would must may
-    might shall now then there here into onto over under about after before via per than such
-    other same new old one two still yet again not no never none cannot
-    это также тоже уже ещё еще очень всё все весь вся надо нужно можно должен должна через при
-    над под после перед между про будет будут был не нет никогда нельзя без ни
-    aussi très plus tout tous toute toutes avec chez entre après avant sous être avoir fait faut
-    doit peut encore déjà deja ici là ne pas jamais aucun aucune sans
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-# Stems of words with opposite meaning; a pair of facts that differ by one of these disagree.
-_ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(a.split()), frozenset(b.split()))
-    for a, b in [
-        ("enabl activ включ actif", "disab deact выклю отклю desac inact"),
-        ("allow permi разре autor", "forbi prohi запре"),
-        ("requi manda обяза oblig", "optio необя facul"),
-        ("true", "false"),
-        ("publi публи", "priva прива"),
-        ("sync synch синхр", "async асинх"),
-    ]
-)
+_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_TIME = re.compile(r"\d{1,2}(?::\d{2}|h\d{0,2})")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CYRILLIC = re.compile("[а-яА-ЯёЁ]")
+_LATIN = re.compile("[a-zA-Z]")
+
+NUMBER, NAME, IDENT, WORD = "number", "name", "ident", "word"
 
 
-def fold(text: str) -> str:
-    """Lower case without accents (``é`` → ``e``, ``ё`` → ``е``); Cyrillic otherwise kept."""
-    text = text.replace("’", "'").replace("ё", "е").replace("Ё", "Е")
-    return unicodedata.normalize("NFC", strip_marks(text.lower()))
+@dataclass(frozen=True)
+class Token:
+    """One content token: ``key`` is what two records are compared by (a stem for a word, the
+    text itself for a number or an identifier); ``kind`` is number, name, ident or word; ``value``
+    the class of value it is (``number``, ``name``, ``weekday``, ``language``…, or "")."""
 
-
-def stem(word: str) -> str:
-    """A crude language-neutral stem: five letters for long words; short words lose a plural ``s``
-    and one final vowel. Good enough to match ``deploy``/``deployment``, ``сервер``/``сервера``,
-    ``déploiement``/``déployer``, ``rate``/``rates``."""
-    if len(word) >= 6:
-        return word[:5]
-    if len(word) > 3 and word.endswith("s"):
-        word = word[:-1]
-    if len(word) > 3 and word[-1] in _VOWELS:
-        word = word[:-1]
-    return word
+    key: str
+    kind: str
+    value: str
+    listed: bool = False  # follows "and", "or" or a comma
+    word: str = ""  # the folded word, for the list of opposites
 
 
 @dataclass(frozen=True)
 class Features:
-    stems: tuple[str, ...]  # content-word stems in text order (stop words dropped)
-    values: frozenset[str]  # numbers and versions ("15", "3.11", "0.5")
-    negated: bool
+    tokens: tuple[Token, ...]  # content tokens in text order (stop words dropped)
+    predicate: int | None  # index of the first token of the predicate: tokens before it are the subject
+    negations: tuple[int, ...]  # for each negation word, the index of the token that follows it
+    update: bool  # announces a change ("moved to", "теперь", "désormais"…)
+    additive: bool  # announces an addition ("also", "ещё", "aussi")
+    past: bool = False  # the predicate is in the past: an event
+    many_valued: bool = False  # the predicate holds for many values at once ("likes")
+
+    @property
+    def stems(self) -> tuple[str, ...]:
+        return tuple(t.key for t in self.tokens)
 
     @property
     def stem_set(self) -> frozenset[str]:
         return frozenset(self.stems)
 
+    @property
+    def values(self) -> frozenset[str]:
+        """Numbers and versions ("15", "3.11", "02:00")."""
+        return frozenset(t.key for t in self.tokens if t.kind == NUMBER)
+
+    @property
+    def negated(self) -> bool:
+        return bool(self.negations)
+
+    def subject_end(self) -> int:
+        """How many leading tokens are the subject: those before the predicate or, when no
+        predicate word was found, the first token and the identifiers or numbers that label it."""
+        if self.predicate is not None:
+            return self.predicate
+        end = 1
+        while end < len(self.tokens) and self.tokens[end].kind in (IDENT, NUMBER):
+            end += 1
+        return min(end, len(self.tokens))
+
+
+def _prepare(text: str) -> str:
+    text = text.replace("’", "'").replace("\u00a0", " ").replace("\u202f", " ")
+    text = re.sub(r"(?i)\bcan't\b", "can not", text)
+    text = re.sub(r"(?i)n't\b", " not", text)
+    text = re.sub(r"(?i)\b(n)'(?=\w)", r"\1e ", text)  # French n'est → ne est
+    text = re.sub(r"(?i)\b(?:[ldjmstc]|qu)'(?=\w)", " ", text)  # other French elisions
+    text = re.sub(r"(?i)'s\b", "", text)  # English possessive
+    text = re.sub(r"(\d)[ ,](\d{3})\b", r"\1\2", text)  # 30 000 / 1,000 → 30000 / 1000
+    return re.sub(r"(\d),(\d{1,2})\b", r"\1.\2", text)  # 2,5 → 2.5
+
 
 def features(text: str) -> Features:
-    folded = fold(text)
-    words = [w for w in _LETTERS.findall(folded) if len(w) > 1 and w not in _STOP]
-    values = frozenset(v.replace(",", ".") for v in _NUMBER.findall(folded))
-    return Features(stems=tuple(stem(w) for w in words), values=values, negated=bool(_NEGATION.search(folded)))
+    raw = _TOKEN.findall(_prepare(text))
+    cyrillic = len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text))
+    tokens: list[Token] = []
+    negations: list[int] = []
+    predicate: int | None = None
+    update = additive = past = listed = pronoun = many = False
+    sentence_start = True
+    for k, surface in enumerate(raw):
+        if surface in ".!?;":
+            sentence_start, listed = True, False
+            continue
+        word = fold(surface)
+        if word in lexicon.LIST_WORDS:
+            listed = True
+            continue
+        if surface in lexicon.SEPARATORS:
+            if predicate is None and tokens:
+                predicate = len(tokens)
+            continue
+        starts = sentence_start
+        sentence_start = False
+        if word in lexicon.NEGATIONS:
+            negations.append(len(tokens))
+            continue
+        pronoun = pronoun or (not tokens and word in lexicon.PRONOUNS)
+        update = update or word in lexicon.UPDATE_WORDS
+        additive = additive or word in lexicon.ADDITIVE_WORDS
+        if predicate is None and (tokens or pronoun) and _starts_predicate(word, cyrillic):
+            predicate = len(tokens)
+            following = fold(raw[k + 1]) if k + 1 < len(raw) else ""
+            past = _past(word, following, cyrillic)
+            many = word in lexicon.MANY_VALUED
+        token = _token(surface, word, starts, cyrillic)
+        if token is not None:
+            tokens.append(replace(token, listed=listed) if listed else token)
+            listed = False
+    return Features(tuple(tokens), predicate, tuple(negations), update, additive, past, many)
+
+
+def _past(word: str, following: str, cyrillic: bool) -> bool:
+    """Whether the predicate starting with ``word`` (followed by ``following``) is in the past."""
+    if word in lexicon.PAST_WORDS:
+        return True
+    if cyrillic:
+        return len(word) >= 5 and word.endswith(lexicon.RU_PAST_ENDINGS)
+    if word in lexicon.FRENCH_AUXILIARIES:
+        return lexicon.FRENCH_PARTICIPLE.fullmatch(following) is not None
+    return _english_past(word)
+
+
+def _english_past(word: str) -> bool:
+    return len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")
+
+
+def _starts_predicate(word: str, cyrillic: bool) -> bool:
+    if word in lexicon.PREDICATE_WORDS:
+        return True
+    if not cyrillic and _english_past(word):
+        return True
+    if not cyrillic or not _CYRILLIC.search(word) or word in lexicon.RU_NOT_VERBS or len(word) < 4:
+        return False
+    if word.endswith(lexicon.RU_VERB_ENDINGS) or (len(word) >= 5 and word.endswith(lexicon.RU_PAST_ENDINGS)):
+        return True
+    return len(word) >= 6 and word.endswith(lexicon.RU_PARTICIPLE_ENDINGS)
+
+
+def _token(surface: str, word: str, sentence_start: bool, cyrillic: bool) -> Token | None:
+    if _DATE.fullmatch(word) or _TIME.fullmatch(word):
+        return Token(word, NUMBER, "time")
+    if _NUMBER.fullmatch(word):
+        return Token(word, NUMBER, "number")
+    letters = _LETTERS.fullmatch(word) is not None
+    if not letters:
+        if "-" in word and all(_LETTERS.fullmatch(p) for p in word.split("-")):
+            # A hyphenated word (on-call, e-mail, код-ревью) or a name made of words (app-staging).
+            return Token("-".join(stem(p) for p in word.split("-")), IDENT, "name")
+        return Token(word, IDENT, "name")
+    if word in lexicon.STOP:
+        return None
+    if len(word) == 1:
+        # "pool A" / "pool B": a capital letter inside a sentence is a label, not an article.
+        return Token(word, IDENT, "name") if surface.isupper() and not sentence_start else None
+    key = stem(word)
+    if _is_name(surface, sentence_start, cyrillic):
+        return Token(key, NAME, "name", word=word)
+    return Token(key, WORD, lexicon.CLASS_LOOKUP.get(key, ""), word=word)
+
+
+def _is_name(surface: str, sentence_start: bool, cyrillic: bool) -> bool:
+    """A proper name: a capital inside the word (PostgreSQL, GKE), a capitalised word inside a
+    sentence (Ansible, Kotlin), or a Latin-script word in a Russian text (master, main)."""
+    if any(c.isupper() for c in surface[1:]):
+        return True
+    if surface[0].isupper() and not sentence_start:
+        return True
+    return cyrillic and _LATIN.match(surface) is not None
+
+
+def antonyms(left: Sequence[Token], right: Sequence[Token]) -> bool:
+    """Whether one side holds a word the other side holds the opposite of."""
+    for one, other in lexicon.ANTONYMS:
+        if (_has(left, one) and _has(right, other)) or (_has(left, other) and _has(right, one)):
+            return True
+    return False
+
+
+def _has(tokens: Sequence[Token], words: frozenset[str]) -> bool:
+    return any(t.word in words or any(w.endswith("*") and t.word.startswith(w[:-1]) for w in words) for t in tokens)
+
+
+def is_entity(token: Token) -> bool:
+    """Whether ``token`` is a noun whose following number or identifier names one of many things
+    (a ticket, a tenant, a build…)."""
+    return token.kind in (WORD, NAME) and token.key in lexicon.ENTITY_STEMS
 
 
 def dice(a: frozenset[str], b: frozenset[str]) -> float:
@@ -108,81 +227,8 @@ def cosine(a: Sequence[float] | Any, b: Sequence[float] | Any) -> float | None:
     return dot / norm if norm else None
 
 
-@dataclass(frozen=True)
-class Verdict:
-    relation: str  # contradicts | refines | related | unrelated
-    score: float
-    why: str = ""
-
-
-UNRELATED = "unrelated"
-
-
-def classify(
-    newer: Features, older: Features, *, same_fact_key: bool = False, vector_cosine: float | None = None
-) -> Verdict:
-    """How ``newer`` stands to ``older``; a heuristic that needs no model."""
-    a, b = older.stem_set, newer.stem_set
-    shared = a & b
-    sim = dice(a, b)
-    if vector_cosine is not None:
-        sim = max(sim, vector_cosine)
-    # Short notes share few words: one shared stem is enough when either has at most two.
-    enough_shared = len(shared) >= (1 if min(len(a), len(b)) <= 2 else 2)
-    same_topic = same_fact_key or (enough_shared and (dice(a, b) >= TOPIC_DICE or _cos(vector_cosine, TOPIC_COSINE)))
-    score = round(max(sim, 0.5) if same_fact_key else sim, 4)
-    if same_topic:
-        why = _incompatible(newer, older)
-        if why:
-            return Verdict(RelationType.CONTRADICTS, score, why)
-    coverage = len(shared) / len(a) if a else 0.0
-    added = b - a
-    if (
-        coverage >= REFINE_COVERAGE
-        and len(added) >= REFINE_ADDED
-        and len(b) > len(a)
-        and older.values <= newer.values
-        and (same_topic or enough_shared)
-    ):
-        return Verdict(RelationType.REFINES, round(coverage, 4), "adds detail")
-    if same_fact_key and (b != a or newer.values != older.values):
-        return Verdict(RelationType.CONTRADICTS, score, "same fact_key, different content")
-    if (dice(a, b) >= RELATED_DICE and enough_shared) or _cos(vector_cosine, RELATED_COSINE):
-        return Verdict(RelationType.RELATED, round(sim, 4), "similar")
-    return Verdict(UNRELATED, round(sim, 4))
-
-
-def _cos(value: float | None, threshold: float) -> bool:
-    return value is not None and value >= threshold
-
-
-def _incompatible(newer: Features, older: Features) -> str:
-    """Why two records on one subject cannot both be true, or "" if nothing says so."""
-    a, b = older.stem_set, newer.stem_set
-    # The subject is (crudely) the first content word: "the web service has 4 replicas" and "the
-    # worker service has 8 replicas" are about two things, not one thing twice.
-    same_subject = bool(older.stems and newer.stems and (older.stems[0] in b or newer.stems[0] in a))
-    if older.values - newer.values and newer.values - older.values and same_subject:
-        return "different numbers"
-    for left, right in _ANTONYMS:
-        if (a & left and b & right and not a & right) or (a & right and b & left and not a & left):
-            return "opposite words"
-    if newer.negated != older.negated:
-        return "negation"
-    removed, added = a - b, b - a
-    if (
-        1 <= len(removed) <= 2
-        and 1 <= len(added) <= 2
-        and older.stems
-        and newer.stems
-        and older.stems[0] in b
-        and newer.stems[0] in a
-        and len(a & b) / len(a) >= 0.5
-    ):
-        return "a name swapped"
-    return ""
-
-
 def content_words(text: str) -> list[str]:
     """The folded words of ``text`` that carry meaning (letters only, no stop words, 2+ letters)."""
-    return [w for w in _LETTERS.findall(fold(text)) if len(w) > 1 and w not in _STOP]
+    return [
+        w for w in _LETTERS.findall(fold(text)) if len(w) > 1 and w not in lexicon.STOP and w not in lexicon.NEGATIONS
+    ]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
@@ -16,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.db.models import Q
 from django.utils import timezone
 
@@ -130,6 +132,115 @@ def test_edges_do_not_depend_on_the_order_the_tasks_run(alice: Api) -> None:
     assert _edges(a) == {(b, a, "refines")}
     _archive(b)
     assert _edges(a, b) == {(b, a, "refines")}
+
+
+def test_thirty_template_notes_relate_without_contradicting_and_stay_within_the_cap(alice: Api) -> None:
+    """Issue #36: the same sentence about 30 modules is 30 consistent facts, not 435 contradictions."""
+    ids = [_write(alice, f"Module m{i} owns /api/m{i}") for i in range(1, 31)]
+    _archive(*ids)
+    edges = MemoryRelation.objects.filter(from_memory__in=ids)
+    assert not edges.filter(relation="contradicts").exists()
+    assert edges.filter(relation="related").exists()
+    for record in ids:
+        touching = MemoryRelation.objects.filter(Q(from_memory=record) | Q(to_memory=record))
+        assert touching.filter(relation="related").count() <= archivist.MAX_PER_KIND
+    scores = list(edges.values_list("score", flat=True))
+    assert 0.4 < min(scores) < max(scores) < 1.0  # their similarity (cosine here), not a constant 1.0
+    for hit in alice.search(query="module owns api", limit=30)["results"]:
+        assert hit["status"] == "unverified"
+        assert all(e["relation"] != "contradicts" for e in hit["graph_relations"])
+
+
+def test_scores_are_the_strength_of_the_relation(alice: Api) -> None:
+    older = _write(alice, "The database port is 5432.")
+    changed = _write(alice, "The database port is 6432.")
+    detailed = _write(alice, "The database port is 5432, behind PgBouncer on the primary.")
+    _archive(changed, detailed)
+    contradiction = MemoryRelation.objects.get(from_memory=changed, to_memory=older)
+    assert (contradiction.relation, round(contradiction.score, 2)) == ("contradicts", 0.67)  # 2 of 3 tokens align
+    refinement = MemoryRelation.objects.get(from_memory=detailed, to_memory=older)
+    assert (refinement.relation, refinement.score) == ("refines", 1.0)  # keeps all of the older
+
+
+def _store_related(record: uuid.UUID, others: list[uuid.UUID], scores: list[float]) -> str:
+    edges = [archivist.Edge(record, other, "related", score) for other, score in zip(others, scores, strict=True)]
+    memory = Memory.objects.get(id=record)
+    return archivist.store(memory, edges, Memory.objects.all())
+
+
+def test_a_record_keeps_its_strongest_relations_of_each_kind(alice: Api) -> None:
+    hub = _write(alice, "Hub record.")
+    others = [_write(alice, f"Neighbour {i}.") for i in range(7)]
+    assert _store_related(hub, others, [0.3, 0.9, 0.4, 0.8, 0.5, 0.7, 0.6]) == archivist.ARCHIVED
+    kept = dict(MemoryRelation.objects.filter(from_memory=hub).values_list("to_memory", "score"))
+    assert sorted(kept.values()) == [0.5, 0.6, 0.7, 0.8, 0.9]  # MAX_PER_KIND, strongest first
+
+    # Counting what other records' runs gave it: a stronger edge pushes the weakest out, a
+    # weaker one is not stored.
+    stronger, weaker = _write(alice, "Stronger."), _write(alice, "Weaker.")
+    _store_related(stronger, [hub], [0.95])
+    _store_related(weaker, [hub], [0.2])
+    touching = MemoryRelation.objects.filter(Q(from_memory=hub) | Q(to_memory=hub), relation="related")
+    assert sorted(touching.values_list("score", flat=True)) == [0.6, 0.7, 0.8, 0.9, 0.95]
+    assert not MemoryRelation.objects.filter(from_memory=weaker).exists()
+
+
+def test_blind_new_version_contradicts_exactly_as_its_status_says(alice: Api) -> None:
+    v1 = _write(alice, "The API uses JWT for authentication.", fact_key="auth")
+    v2 = _write(alice, "The API uses JWT for authentication; tokens expire after 15 minutes.", fact_key="auth")
+    _archive(v1, v2)
+    assert _edges(v2) == {(v2, v1, "supersedes"), (v2, v1, "contradicts")}  # text alone would say "refines"
+    assert MemoryRelation.objects.get(from_memory=v2, relation="contradicts").score == 1.0
+    got = alice.call("GET", f"/memories/{v1}")[1]["memory"]
+    assert (got["status"], got["conflicts_with"]) == ("conflict", [str(v2)])
+
+
+def test_a_deliberate_version_settles_the_contradictions_of_the_versions_it_supersedes(alice: Api) -> None:
+    v1 = _write(alice, "Deploys go out on Tuesdays.", fact_key="deploy-day")
+    v2 = _write(alice, "Deploys go out on Fridays.", fact_key="deploy-day")
+    note = _write(alice, "Deploys go out on Mondays.")  # no fact_key: contradicts both by its words
+    _archive(v1, v2, note)
+    assert {(e[0], e[1]) for e in _edges(v1, v2) if e[2] == "contradicts"} == {(v2, v1), (note, v1), (note, v2)}
+    v3 = _write(alice, "Deploys go out on Mondays.", fact_key="deploy-day", expected_version=2)
+    # Read at once, before the archivist ran: the superseded versions conflict with nothing.
+    for record in (v1, v2, note):
+        assert alice.call("GET", f"/memories/{record}")[1]["memory"]["status"] == "unverified"
+    _archive(v3)
+    assert not MemoryRelation.objects.filter(relation="contradicts").filter(
+        Q(from_memory__in=[v1, v2]) | Q(to_memory__in=[v1, v2])
+    )
+    assert _edges(v3) >= {(v3, v1, "supersedes"), (v3, v2, "supersedes")}
+    later = _write(alice, "Deploys go out on Tuesdays, says the old wiki.")
+    _archive(later)
+    assert (later, v1, "contradicts") not in _edges(later)  # never towards a settled version
+
+
+def test_rescoring_judges_stored_edges_again_and_applies_the_caps(alice: Api) -> None:
+    """Edges an earlier archivist stored (every template pair a contradiction with score 1.0, a
+    refinement between two blind versions) are judged again by ``manage.py archivist_rescore``."""
+    notes = [_write(alice, f"Module m{i} owns /api/m{i}") for i in range(1, 9)]
+    port_old, port_new = _write(alice, "The database port is 5432."), _write(alice, "The database port is 6432.")
+    v1 = _write(alice, "Backups run nightly.", fact_key="backups")
+    v2 = _write(alice, "Backups run nightly at 02:00 UTC.", fact_key="backups")
+    stale = [(b, a, "contradicts", 1.0) for j, b in enumerate(notes) for a in notes[:j]]
+    stale += [(port_new, port_old, "contradicts", 1.0), (v2, v1, "refines", 1.0), (v2, v1, "supersedes", 1.0)]
+    MemoryRelation.objects.bulk_create(
+        [MemoryRelation(from_memory_id=b, to_memory_id=a, relation=r, score=s) for b, a, r, s in stale]
+    )
+    out = io.StringIO()
+    call_command("archivist_rescore", stdout=out)
+    assert "removed" in out.getvalue()
+    template = MemoryRelation.objects.filter(from_memory__in=notes)
+    assert not template.filter(relation="contradicts").exists()
+    for note in notes:
+        assert MemoryRelation.objects.filter(Q(from_memory=note) | Q(to_memory=note)).count() <= archivist.MAX_PER_KIND
+    port = MemoryRelation.objects.get(from_memory=port_new)
+    assert (port.relation, round(port.score, 2)) == ("contradicts", 0.67)
+    assert _edges(v2) == {(v2, v1, "contradicts"), (v2, v1, "supersedes")}  # the versions' status says conflict
+    before = list(MemoryRelation.objects.order_by("id").values_list("from_memory", "to_memory", "relation", "score"))
+    call_command("archivist_rescore", stdout=io.StringIO())
+    after = list(MemoryRelation.objects.order_by("id").values_list("from_memory", "to_memory", "relation", "score"))
+    assert after == before  # idempotent
 
 
 # --- idempotency, forgetting --------------------------------------------------------------------
@@ -292,7 +403,27 @@ def test_llm_is_off_by_default(settings: Any) -> None:
     [
         ("Логи хранятся 30 дней.", "Логи хранятся 90 дней.", "contradicts"),
         ("Двухфакторная аутентификация обязательна.", "Двухфакторная аутентификация необязательна.", "contradicts"),
-        ("Le déploiement se fait avec Ansible.", "Le déploiement se fait avec Kubernetes et Helm.", "contradicts"),
+        (
+            "Les déploiements en recette partent le mardi.",
+            "Les déploiements en recette partent le jeudi.",
+            "contradicts",
+        ),
+        ("Staging deploys go out on Tuesdays.", "Staging deploys go out on Thursdays.", "contradicts"),
+        ("Порт базы данных — 5432.", "Порт базы данных — 6432.", "contradicts"),
+        (
+            "Search uses Elasticsearch.",
+            "Search was migrated to OpenSearch; Elasticsearch is no longer used.",
+            "contradicts",
+        ),
+        # The same sentence about another subject is consistent, in every language:
+        ("Module m7 owns /api/m7.", "Module m8 owns /api/m8.", "related"),
+        ("Модуль m7 отвечает за /api/m7.", "Модуль m8 отвечает за /api/m8.", "related"),
+        ("Le module m7 gère /api/m7.", "Le module m8 gère /api/m8.", "related"),
+        ("Host web-01 runs Ubuntu 22.04.", "Host web-02 runs Ubuntu 20.04.", "related"),
+        ("Olga reviewed PR 412 and approved it.", "Olga reviewed PR 415 and approved it.", "related"),
+        ("Caroline went to Paris on 7 May.", "Caroline went to Berlin on 8 May.", "related"),
+        ("Backend uses PostgreSQL 16 and Redis 7.", "Backend uses PostgreSQL 16 and Kafka 3.6.", "related"),
+        ("The user likes Python.", "The user likes Rust.", "related"),
         (
             "Фронтенд собирается через Vite.",
             "Фронтенд собирается через Vite, сборка — npm run build, артефакты в dist.",
