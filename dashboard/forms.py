@@ -85,6 +85,7 @@ class SearchForm(forms.Form):
     min_confidence = forms.FloatField(required=False, min_value=0, max_value=1)
     min_importance = forms.FloatField(required=False, min_value=0, max_value=1)
     latest_only = forms.BooleanField(required=False, label="Latest versions only")
+    why = forms.BooleanField(required=False, label="Why?")  # explain: true (the signals that ranked)
     status = forms.ChoiceField(
         required=False,
         choices=[("", "any"), ("conflict", "conflict"), ("stale", "stale")],

@@ -62,6 +62,9 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     results: list[Record] = []
     browse = None
     error = ""
+    explained: dict[str, Any] | None = None
+    elsewhere: list[Any] = []
+    time_window: Any = None
     if form.is_bound and not form.is_valid():
         error = "Fix the filters below."
     else:
@@ -73,9 +76,13 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             if data.get("q", "").strip():
                 answer = memory_search(
                     principal=principal,
-                    payload={"query": data["q"], "workspace": workspace, "limit": 50, **filters},
-                )
+                    payload={"query": data["q"], "workspace": workspace, "limit": 50, "explain": bool(data.get("why")),
+                             **filters},
+                )  # fmt: skip
                 results = [r for r in answer["results"] if status is None or r["status"] == status]
+                explained = answer.get("explain")
+                elsewhere = answer["other_workspaces"]
+                time_window = answer["time_window"]
             else:
                 browse = memory_list(
                     principal=principal,
@@ -103,6 +110,9 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         export_query=query_without(request, "page", "q"),
         filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
+        explained=explained,
+        elsewhere=elsewhere,
+        time_window=time_window,
         status=400 if error else 200,
     )
 

@@ -571,3 +571,20 @@ def test_the_audit_log_names_people_and_keys_not_bare_ids(tenancy: Tenancy) -> N
     assert "membership · bob@example.com" in text
     assert f"api key · mmw_{key.prefix}…" in text
     assert f"membership {bob.pk}<" not in text
+
+
+def test_the_search_page_says_why_where_else_and_when(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "Staging is deployed with make deploy-staging from the release branch")
+    remember(tenancy.alice, "module m7 owns the /api/m7 endpoints", workspace="backend")
+    remember(tenancy.alice, "I bought a brass desk lamp for the study", occurred_at="2026-05-12T10:00:00Z")
+    client = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    plain = client.get(url, {"q": "how do we deploy staging", "workspace": "*"}).content.decode()
+    assert 'data-testid="explain"' not in plain
+    why = client.get(url, {"q": "how do we deploy staging", "workspace": "*", "why": "on"}).content.decode()
+    assert 'data-testid="explain"' in why and 'data-testid="explain-query"' in why
+    assert "Fused " in why and "keyword #1" in why
+    elsewhere = client.get(url, {"q": "which module owns the m7 endpoints", "workspace": "default"}).content.decode()
+    assert 'data-testid="elsewhere"' in elsewhere and "backend</a> (1)" in elsewhere
+    timed = client.get(url, {"q": "the lamp I bought last month", "workspace": "*"}).content.decode()
+    assert 'data-testid="time-window"' in timed and "last month" in timed
