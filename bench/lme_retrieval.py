@@ -164,15 +164,16 @@ Asker = Callable[[Any, Question], list[str]]
 def by_sessions(who: Any, q: Question) -> list[str]:
     from transcripts import selectors
 
-    answer = selectors.session_search(principal=who, payload={
-        "query": q.text, "limit": LIMIT, "context": 0, "client": f"lme-{q.qid}"})  # fmt: skip
+    payload = {"query": q.text, "limit": LIMIT, "context": 0, "client": f"lme-{q.qid}", "now": q.asked_at.isoformat()}
+    answer = selectors.session_search(principal=who, payload=payload)
     return ranked_sessions([r["session"]["session_id"] for r in answer["results"]])
 
 
 def by_records(who: Any, q: Question) -> list[str]:
     from memories import selectors
 
-    answer = selectors.memory_search(principal=who, payload={"query": q.text, "workspace": q.qid, "limit": LIMIT})
+    payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat()}
+    answer = selectors.memory_search(principal=who, payload=payload)
     return ranked_sessions([str(r["source_id"]) for r in answer["results"]])
 
 

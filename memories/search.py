@@ -308,6 +308,22 @@ def hybrid_ranking(
     return fuse(rankings, limit, floor, sources=sources, trace=trace)
 
 
+def probe(scope: sql.Scope, query: str, stats_of: StatsOf, floor: Floor, depth: int, *,
+          context_weight: float = 0.0) -> list[Candidate]:  # fmt: skip
+    """A small ranking of ``scope`` for ``query`` — each ranker's best ``depth`` only, fused and
+    floored as ``hybrid_ranking`` fuses them — for a question asked beside a search (where else
+    does it have results?). The query's vector comes from ``vectors.embed_query``'s memo."""
+    backend = vectors.current()
+    planned = NearestQuery.of(scope, backend.model_id, backend.dim, depth)
+    job = _EMBEDDER.submit(_dense_aside, query, planned, aside.side_pool(scope.using))  # beside the keywords
+    keyword = keyword_ranking(scope, query, depth, stats_of, context_weight=context_weight)
+    embedded, found = job.result()
+    if found is None:
+        found = _nearest_here(scope, embedded, planned, depth)
+    dense = _scaled(embedded, found)
+    return fuse([Ranking(keyword, KEYWORD_WEIGHT, "keyword"), Ranking(dense, DENSE_WEIGHT, "vector")], depth, floor)
+
+
 def _in_window(
     scope: sql.Scope,
     query: str,

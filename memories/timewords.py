@@ -191,7 +191,7 @@ def _on_weekday(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
 
 
 def _in(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
-    """"in May" (this year's or last), "in May 2024" (that one)."""
+    """ "in May" (this year's or last), "in May 2024" (that one)."""
     month = _MONTHS[m.group(1).lower()]
     if m.group(2):
         start = _month_start(int(m.group(2)), month)
