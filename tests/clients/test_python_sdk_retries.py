@@ -86,6 +86,16 @@ def test_503_backs_off_then_gives_up_with_the_servers_error() -> None:
     assert raised.value.status == 503
 
 
+def test_a_503_is_not_retried_for_a_write_the_server_would_not_recognise() -> None:
+    """MMW answers 503 to a request past its deadline while it may still commit: an unreferenced
+    payment is not sent again."""
+    mmw, seen, slept = client([error(503, "service_unavailable", headers={"Retry-After": "1"})])
+    with pytest.raises(errors.ServiceUnavailable):
+        mmw.ledger_record("transaction", "-10.00", "EUR")
+    assert len(seen) == 1
+    assert slept == []
+
+
 def test_a_retry_after_longer_than_max_wait_is_raised_at_once_with_it() -> None:
     mmw, seen, slept = client([error(429, "rate_limited", headers={"Retry-After": "600"})])
     with pytest.raises(errors.RateLimited) as raised:

@@ -3,12 +3,14 @@ the translation of an answer into a value or an exception.
 
 The retry rule (``Retries``) — a call is tried again only when that cannot write twice:
 
-- **429 and 503** (the server did not do the work: rate limit, database away, overload): always,
-  after ``Retry-After`` when the server sends one (else exponential backoff with jitter); a
-  ``Retry-After`` longer than ``max_wait`` is not waited for — the error is raised with it.
+- **429** (a rate limit: the server did not do the work): always, after ``Retry-After`` (else
+  exponential backoff with jitter); a ``Retry-After`` longer than ``max_wait`` is not waited for —
+  the error is raised with it.
 - **no connection** (connect refused or timed out: nothing was sent): always, with backoff.
-- **502/504, a read timeout, a connection dropped after the request was sent** (the server may
-  have done the work): only when the call is *retry-safe* — a read, or a write the server
+- **503, 502/504, a read timeout, a connection dropped after the request was sent** (the server
+  may have done the work: MMW answers 503 to a request past its deadline, ``MMW_REQUEST_DEADLINE``,
+  while that request may still commit), after ``Retry-After`` when sent: only when the call is
+  *retry-safe* — a read, or a write the server
   recognises when it comes again. Writes are made retry-safe by an idempotency key generated
   once per logical call and sent unchanged on every attempt (``X-Idempotency-Key`` on
   ``remember``, ``idempotency_key`` on each record of a batch), by their own identity (a session
@@ -35,8 +37,8 @@ T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8000"
 USER_AGENT = "mmw-client-python/0.1.0"
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
-_ALWAYS = frozenset({429, 503})  # the server did not do the work
-_MAYBE_DONE = frozenset({502, 504})  # a gateway: the server may have done it
+_ALWAYS = frozenset({429})  # the server did not do the work
+_MAYBE_DONE = frozenset({502, 503, 504})  # the server (or a gateway) may have done it
 
 
 def new_idempotency_key() -> str | None:
