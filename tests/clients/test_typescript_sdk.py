@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -51,6 +52,30 @@ def test_the_types_are_generated_from_the_served_schema(tools: None, live_server
     sh("generate", str(tmp_path / "schema.json"), str(tmp_path / "schema.ts"))
     fresh, committed = (tmp_path / "schema.ts").read_text(), (SDK / "src" / "schema.ts").read_text()
     assert fresh == committed, f"clients/typescript/src/schema.ts differs from the served schema: {REFRESH}"
+
+
+OPERATIONS = {  # operationId → the client's method
+    "remember": "remember", "remember_batch": "rememberBatch", "memory_get": "getMemory",
+    "memory_forget_by_id": "forgetById", "forget": "forget", "memory_history_by_id": "history",
+    "memory_history_by_fact_key": "historyByFactKey", "search": "search", "validate_memory": "validate",
+    "recall_context": "recall", "list_workspaces": "workspaces", "list_sessions": "listSessions",
+    "get_session": "getSession", "upsert_session": "upsertSession", "forget_session_by_path": "forgetSession",
+    "add_session_turns": "addTurns", "search_sessions": "searchSessions", "ledger_record": "ledgerRecord",
+    "ledger_list": "ledgerList", "ledger_balance": "ledgerBalance", "ledger_reverse": "ledgerReverse",
+    "ledger_upcoming": "ledgerUpcoming", "ledger_complete": "ledgerComplete", "agent_consent": "agentConsent",
+    "healthz": "healthz",
+}  # fmt: skip
+
+
+def test_every_operation_of_the_schema_has_a_method() -> None:
+    schema = (SDK / "src" / "schema.ts").read_text()
+    declared = (SDK / "dist" / "index.d.ts").read_text()
+    operations = set(
+        re.findall(r"^    ([a-z_]+): \{$", schema.split("export interface operations {", 1)[1], flags=re.M)
+    )
+    assert operations == set(OPERATIONS)
+    missing = [m for m in OPERATIONS.values() if not re.search(rf"^    {m}\(", declared, flags=re.M)]
+    assert not missing
 
 
 def test_the_committed_build_is_the_source_compiled(tools: None, tmp_path: Path) -> None:
