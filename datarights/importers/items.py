@@ -226,6 +226,11 @@ def time_text(value: Any) -> str | None:
     return parsed.isoformat()
 
 
+def strings(value: Any) -> list[str]:
+    """The strings of a list a peer wrote (tags, ids); anything else is no strings."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def metadata_note(service: str, metadata: Any) -> str:
     """The record's ``reason``: where it came from, and the peer's metadata as JSON (kept whole:
     a ``reason`` over remember's bound is that item's error, never cut)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, time_text
+from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, strings, time_text
 from mmw.errors import InvalidInput
 
 SERVICE = "letta"
@@ -56,9 +56,8 @@ def _current(document: dict[str, Any]) -> Read:
     agents = [a for a in document["agents"] if isinstance(a, dict)]
     owner: dict[str, str] = {}  # the file's block id → the name of the first agent that holds it
     for number, agent in enumerate(agents, start=1):
-        for block_id in agent.get("block_ids") or []:
-            if isinstance(block_id, str):
-                owner.setdefault(block_id, _name(agent.get("name"), f"agent-{number}"))
+        for block_id in strings(agent.get("block_ids")):
+            owner.setdefault(block_id, _name(agent.get("name"), f"agent-{number}"))
     blocks = [{**b, "_agent": owner.get(str(b.get("id")), "")} for b in document["blocks"] if isinstance(b, dict)]
     yield from _blocks(blocks, None, document.get("created_at"))
     yield from _passages(document.get("passages") or [], None)
@@ -117,7 +116,7 @@ def _passages(passages: Any, agent: str | None) -> Read:
         except InvalidInput as exc:
             yield Problem(label, exc.message)
             continue
-        tags = ["letta:archival", *(t for t in passage.get("tags") or [] if isinstance(t, str))]
+        tags = ["letta:archival", *strings(passage.get("tags"))]
         if agent:
             tags.append(f"agent:{agent}")
         note = metadata_note(SERVICE, passage.get("metadata") or passage.get("metadata_"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, time_text
+from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, strings, time_text
 from mmw.errors import InvalidInput
 
 SERVICE = "mem0"
@@ -43,9 +43,7 @@ def _item(number: int, memory: Any) -> PeerItem | Problem:
     ]
     if isinstance(memory.get("role"), str):
         tags.append(f"role:{memory['role']}")
-    categories = memory.get("categories")
-    if isinstance(categories, list):
-        tags.extend(f"category:{c}" for c in categories if isinstance(c, str))
+    tags.extend(f"category:{c}" for c in strings(memory.get("categories")))
     try:
         occurred = time_text(memory.get("created_at"))
         revision = time_text(memory.get("updated_at")) or (

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, time_text, titled
+from datarights.importers.items import PeerItem, Problem, Read, Upload, metadata_note, strings, time_text, titled
 from mmw.errors import InvalidInput
 
 SERVICE = "supermemory"
@@ -51,7 +51,7 @@ def _entries(page: Any) -> list[Any]:
         return page
     if not _is_page(page):
         raise InvalidInput(_SHAPE)
-    return [*(page.get("documents") or []), *(page.get("memories") or [])]
+    return [e for key in ("documents", "memories") if isinstance(page.get(key), list) for e in page[key]]
 
 
 def _item(number: int, entry: Any) -> PeerItem | Problem:
@@ -96,7 +96,7 @@ def _memory(entry: dict[str, Any]) -> PeerItem | Problem:
 def _document(entry: dict[str, Any]) -> PeerItem | Problem:
     label = f"document {entry['id']}"
     content, summary = entry.get("content"), entry.get("summary")
-    tags = [f"container:{t}" for t in entry.get("containerTags") or [] if isinstance(t, str)]
+    tags = [f"container:{t}" for t in strings(entry.get("containerTags"))]
     if isinstance(entry.get("type"), str):
         tags.append(f"type:{entry['type']}")
     if isinstance(entry.get("customId"), str) and entry["customId"]:
