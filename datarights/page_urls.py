@@ -15,4 +15,5 @@ urlpatterns = [
     path("p/<uuid:project_id>/webhooks/", views.project_webhooks, name="webhooks"),
     path("p/<uuid:project_id>/import/", views.project_import, name="import"),
     path("p/<uuid:project_id>/import/<uuid:job_id>", views.import_job_status, name="import-job"),
+    path("p/<uuid:project_id>/import/from-service", views.project_import_from, name="import-from"),
 ]

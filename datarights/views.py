@@ -1,5 +1,6 @@
 """The dashboard's "Data and deletion" pages: export (owners and admins), account deletion and its
-cancel (owners), deleting one's own user; and a project's webhooks and imports. Parse, call, render."""
+cancel (owners), deleting one's own user; and a project's webhooks and imports (an MMW export, or
+another service's: ``datarights.importers``). Parse, call, render."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from datarights import deletion, export, presenters, tasks, webhooks
 from datarights.api import export_response
+from datarights.importers.items import Upload
+from datarights.importers.services import SERVICES, peer_import
 from datarights.models import ImportJob, WebhookEndpoint
 from datarights.restore import jobs
 from mmw.boundary import BULK_BODY_BYTES
@@ -212,6 +215,7 @@ def project_import(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         tab="import",
         jobs=[presenters.import_job(j) for j in recent],
         max_mb=BULK_BODY_BYTES // (1024 * 1024),
+        services=SERVICES,
     )
 
 
@@ -227,6 +231,37 @@ def _start_import(request: HttpRequest, principal: Principal) -> ImportJob | Non
     job = jobs.import_start(principal=principal, upload=upload.read(), run_async=True)
     messages.success(request, "Import started; its progress is shown below.")
     return job
+
+
+@login_required
+@require_POST
+def project_import_from(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Import another service's export into this project (owners and admins), inside the
+    request: the outcome is shown on the Import tab. All or nothing unless "partial" is ticked."""
+    project, principal = selectors.project_for(user_of(request), project_id)
+    upload = request.FILES.get("file")
+    if upload is None:
+        flash_error(request, InvalidInput("choose the other service's export file to import"))
+    elif upload.size is None or upload.size > BULK_BODY_BYTES:
+        flash_error(request, PayloadTooLarge(f"the file exceeds {BULK_BODY_BYTES // (1024 * 1024)} MB"))
+    else:
+        try:
+            report = peer_import(
+                principal=principal,
+                service=request.POST.get("service", ""),
+                upload=Upload.of_bytes(upload.read(), upload.name or "upload"),
+                workspace=request.POST.get("workspace", "").strip() or "default",
+                partial=request.POST.get("partial") == "on",
+            )
+        except MMWError as exc:
+            if isinstance(exc, Forbidden):
+                raise_as_http(exc)
+            flash_error(request, exc, refused="Not imported")
+        else:
+            messages.success(request, f"Imported from {report.summary()}.")
+            if report.refused_count:
+                messages.warning(request, f"Not imported ({report.refused_count}): " + "; ".join(report.refused))
+    return redirect("datarights:import", project_id=project.pk)
 
 
 @login_required

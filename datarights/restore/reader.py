@@ -124,6 +124,21 @@ def lines(stream: IO[bytes], limits: Limits, progress: Progress | None = None) -
         yield number, _parse(number, raw)
 
 
+def decompressed(stream: IO[bytes], limits: Limits, progress: Progress | None = None) -> Iterator[bytes]:
+    """The file's bytes (gzip or plain), inflated a bounded piece at a time and counted against
+    ``limits.max_bytes`` and the deadline while read (for readers of other formats than JSON
+    Lines: the peers' exports of ``datarights.importers``)."""
+    seen = progress if progress is not None else Progress()
+    source = chunks_of(stream)
+    head = next(source, b"")
+    rest = _prepend(head, source)
+    check = _checker(limits, seen)
+    for piece in _inflated(rest) if head[:2] == b"\x1f\x8b" else rest:
+        seen.bytes += len(piece)
+        check()
+        yield piece
+
+
 def _prepend(head: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     if head:
         yield head
