@@ -273,10 +273,9 @@ def _other_workspaces_scope(principal: Principal, here: int | None, filters: Mem
     """The records ``principal`` reads in the project's live workspaces other than ``here``. The
     workspaces are named by id (a list, not a subquery): a subquery keeps the planner off the
     vector index (a full scan of the project's vectors, 1.2 s at 100k instead of milliseconds)."""
+    live = Workspace.objects.filter(project=principal.project, deleted_at__isnull=True)
     others = list(
-        Workspace.objects.filter(project=principal.project, deleted_at__isnull=True)
-        .exclude(pk=here)
-        .values_list("pk", flat=True)[: ELSEWHERE_WORKSPACES + 1]
+        (live.exclude(pk=here) if here is not None else live).values_list("pk", flat=True)[: ELSEWHERE_WORKSPACES + 1]
     )
     if not others:
         return None

@@ -46,6 +46,12 @@ RETRY_AFTER_SECONDS = 1
 SCOPE_KEY = "mmw.request"
 UNAVAILABLE_MESSAGE = "service unavailable: the database is unreachable or busy, retry later"
 OVERLOADED_MESSAGE = "service overloaded, retry later"
+# The request deadline passed: the work may still finish (a write may commit after this answer),
+# so a write is retried only with its idempotency key (docs/reference/rest.md, "Retries").
+DEADLINE_MESSAGE = (
+    "no answer within the request deadline: the request may still complete; retry a read, "
+    "and a write only with its idempotency key"
+)
 TOO_LARGE_MESSAGE = "request body exceeds 1 MB"
 TOO_LARGE_BULK_MESSAGE = "request body exceeds 16 MB"
 TOO_DEEP_MESSAGE = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
@@ -294,7 +300,7 @@ class _Exchange:
         logger.warning(
             "no answer within %.1f s (request %s) on %s", deadline, self.state.request_id, self.scope["path"]
         )
-        await self._replace(503)
+        await self._replace(503, DEADLINE_MESSAGE)
 
     async def _watch(self, message: Message, send: Send) -> None:
         if self.abandoned:
@@ -316,10 +322,11 @@ class _Exchange:
             await send(message)
         # else: swallowed; replaced once the app has returned or raised (it may raise after a 500)
 
-    async def _replace(self, status: int) -> None:
+    async def _replace(self, status: int, text: str | None = None) -> None:
         if self.reply.sent:
             return
         code, message = _code_for(status, self.state.request_id)
+        message = text or message
         extra = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())] if status == 503 else self.kept
         await self.reply(status, error_body(self.surface, code, message, _rpc_id(self.surface, self.body)), extra)
 

@@ -95,6 +95,7 @@ def test_the_boundarys_own_texts_are_on_the_errors_page() -> None:
     for text in (
         boundary.UNAVAILABLE_MESSAGE,
         boundary.OVERLOADED_MESSAGE,
+        boundary.DEADLINE_MESSAGE,
         boundary.TOO_LARGE_MESSAGE,
         boundary.TOO_LARGE_BULK_MESSAGE,
         boundary.TOO_DEEP_MESSAGE,
