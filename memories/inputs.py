@@ -75,6 +75,9 @@ class Param:
     # The name, type and default say it all: an MCP tool's schema leaves the description out (every
     # ``tools/list`` carries it); the reference pages and OpenAPI still show it.
     named: bool = False
+    # The text when the value is empty or whitespace only (``parse`` checks it after every shape
+    # and before every range: the order remember documents); None: an empty value is allowed.
+    blank: str | None = None
 
     @property
     def meaning(self) -> str:
@@ -102,6 +105,7 @@ REMEMBER: tuple[Param, ...] = (
         max_length=CONTENT_CHARS,
         min_length=1,
         too_long="content exceeds maximum allowed length",
+        blank="content must not be empty",
     ),
     Param(
         "workspace",
@@ -112,6 +116,7 @@ REMEMBER: tuple[Param, ...] = (
         nullable=False,
         max_length=NAME_CHARS,
         new_name=True,
+        blank="workspace and scope must not be empty",
     ),
     Param(
         "scope",
@@ -120,6 +125,7 @@ REMEMBER: tuple[Param, ...] = (
         default="shared",
         nullable=False,
         max_length=NAME_CHARS,
+        blank="workspace and scope must not be empty",
     ),
     Param(
         "source",
@@ -458,11 +464,11 @@ _CHECKS: dict[Kind, tuple[str, Any]] = {
 
 
 def parse(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Check types and apply defaults. Unknown parameters are refused, never silently dropped.
-
-    Only shape is checked here; the product rules (ranges, lengths, order of checks) belong to
-    the services, so both surfaces report them identically.
-    """
+    """Check every declared bound and apply defaults: unknown parameters are refused (never
+    silently dropped), then each value's type, NUL and surrogates, length and list size, and
+    last its range and allowed values (``check_bounds``: the one place a range is worded). The
+    product rules that are not bounds (empty content, a hash without its source, …) stay in the
+    services, after these."""
     if payload is None:
         payload = {}
     if not isinstance(payload, Mapping):
@@ -483,14 +489,16 @@ def parse(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[
         if value is None or not check(value):
             raise InvalidInput(f"{param.name} must be {label}")
         values[param.name] = _bounded(param, value)
+    for param in params:  # then emptiness, in the table's order, before any range
+        if param.blank is not None and isinstance(values[param.name], str) and not values[param.name].strip():
+            raise InvalidInput(param.blank)
+    check_bounds(params, values)
     return values
 
 
 def check_bounds(params: tuple[Param, ...], values: Mapping[str, Any]) -> None:
-    """Refuse a parsed value outside its declared ``minimum``/``maximum`` or ``enum``
-    (``<name> must be between <min> and <max>``). ``parse`` leaves ranges to the services, which
-    check them in their documented order; paths with no order of their own (an import's lines)
-    call this right after ``parse``."""
+    """Refuse a parsed value outside its declared ``minimum``/``maximum`` (``range_text``) or
+    ``enum``; the last step of ``parse``."""
     for param in params:
         value = values.get(param.name)
         if value is None:
@@ -501,12 +509,23 @@ def check_bounds(params: tuple[Param, ...], values: Mapping[str, Any]) -> None:
             (param.minimum is not None and value < param.minimum)
             or (param.maximum is not None and value > param.maximum)
         ):
-            raise InvalidInput(f"{param.name} must be between {_number(param.minimum)} and {_number(param.maximum)}")
+            raise InvalidInput(range_text(param))
+
+
+def range_text(param: Param) -> str:
+    """``<name> must be between <min> and <max>`` (or "at least" / "at most" with one bound)."""
+    low, high = param.minimum, param.maximum
+    if low is not None and high is not None:
+        return f"{param.name} must be between {_number(low)} and {_number(high)}"
+    return (
+        f"{param.name} must be at least {_number(low)}"
+        if low is not None
+        else f"{param.name} must be at most {_number(high)}"
+    )
 
 
 def _number(bound: float | None) -> str:
-    if bound is None:
-        return "any"
+    assert bound is not None
     return str(int(bound)) if float(bound).is_integer() else str(bound)
 
 

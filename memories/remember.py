@@ -479,22 +479,12 @@ def _item_key(raw: Any) -> str | None:
 
 def check_fields(data: RememberInput) -> None:
     """The product rules of one record after ``inputs.parse`` (remember, batch and import)."""
-    if not data.content.strip():
-        raise InvalidInput("content must not be empty")
-    if not data.workspace.strip() or not data.scope.strip():
-        raise InvalidInput("workspace and scope must not be empty")
-    if not 0.0 <= data.confidence <= 1.0:
-        raise InvalidInput("confidence must be between 0 and 1")
     if data.source_hash is not None and data.source_id is None:
         raise InvalidInput("source_id is required when source_hash is provided")
     if data.visibility not in Visibility.values:
         raise InvalidInput(f"visibility must be one of {', '.join(Visibility.values)}")
-    if data.expected_version is not None and data.expected_version < 1:
-        raise InvalidInput("expected_version must be a positive integer")
     if data.expected_version is not None and data.fact_key is None:
         raise InvalidInput("expected_version requires fact_key")
-    if data.position is not None and not 0 <= data.position <= inputs.MAX_POSITION:
-        raise InvalidInput(f"position must be between 0 and {inputs.MAX_POSITION}")
 
 
 def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uuid.UUID]:

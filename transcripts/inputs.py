@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memories.inputs import CONTENT_CHARS, EXPLAIN, MAX_INT, NOW, QUERY_CHARS, Param, parse
+from memories.inputs import CONTENT_CHARS, EXPLAIN, MAX_INT, NOW, QUERY_CHARS, Param, check_bounds, parse
 from mmw import text, times
 from mmw.errors import InvalidInput
 
@@ -204,28 +204,15 @@ def parse_time(field: str, value: str | None, *, now: datetime) -> datetime | No
 
 
 def bounded(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` if every integer among ``params`` lies within its declared ``minimum`` …
-    ``maximum``; else ``<name> must be between <minimum> and <maximum>``."""
-    for param in params:
-        value = values.get(param.name)
-        if param.kind != "integer" or value is None:
-            continue
-        low = int(param.minimum) if param.minimum is not None else None
-        high = int(param.maximum) if param.maximum is not None else None
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise InvalidInput(_range_text(param.name, low, high))
+    """``values`` checked against ``params``' declared ranges (``memories.inputs.check_bounds``),
+    for values that did not come through ``parse`` (a route's path or query string)."""
+    check_bounds(params, values)
     return values
 
 
-def _range_text(name: str, low: int | None, high: int | None) -> str:
-    if low is not None and high is not None:
-        return f"{name} must be between {low} and {high}"
-    return f"{name} must be at least {low}" if low is not None else f"{name} must be at most {high}"
-
-
 def parse_bounded(params: tuple[Param, ...], payload: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``memories.inputs.parse`` (shape, lengths, unknown names), then the integer bounds."""
-    return bounded(params, parse(params, payload))
+    """``memories.inputs.parse``: shape, lengths, unknown names and every declared range."""
+    return parse(params, payload)
 
 
 def turn_item(index: int, item: Any) -> dict[str, Any]:
@@ -235,7 +222,7 @@ def turn_item(index: int, item: Any) -> dict[str, Any]:
     values = parse(TURN_ITEM, item)
     if not values["role"].strip():
         raise InvalidInput("role must not be empty")
-    return bounded(TURN_ITEM, values)
+    return values
 
 
 def turns_list(payload: Any) -> list[Any]:

@@ -24,7 +24,6 @@ importer's to refuse.
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -80,12 +79,10 @@ class Door:
 
 
 def _fields(line: Mapping[str, Any], params: tuple[Param, ...]) -> dict[str, Any]:
-    """The line's values for ``params`` (unknown fields ignored), through ``inputs.parse`` and
-    every declared bound (``inputs.check_bounds``)."""
+    """The line's values for ``params`` (unknown fields ignored), through ``inputs.parse`` (every
+    declared bound)."""
     known = {p.name for p in params}
-    values = inputs.parse(params, {k: v for k, v in line.items() if k in known})
-    inputs.check_bounds(params, values)
-    return values
+    return inputs.parse(params, {k: v for k, v in line.items() if k in known})
 
 
 def uuid_of(name: str, value: str) -> uuid.UUID:
@@ -142,12 +139,6 @@ def _department_ids(line: Mapping[str, Any]) -> list[int]:
     if len(value) > MAX_DEPARTMENTS or not all(0 < i <= MAX_BIGINT for i in value):
         raise InvalidInput(f"department_ids accepts at most {MAX_DEPARTMENTS} positive ids")
     return list(value)
-
-
-def _unit(name: str, value: float) -> float:
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"{name} must be between 0 and 1")
-    return value
 
 
 def _guarded(door: Door, number: int, values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
@@ -284,7 +275,7 @@ def check_memory(number: int, line: Mapping[str, Any], door: Door) -> dict[str, 
         **{name: values[name] for name in _FROM_REMEMBER if name != "derived_from"},
         "tags": values["tags"] or [],
         "derived_from": [uuid_of("derived_from", i) for i in values["derived_from"] or []],
-        "importance": _unit("importance", values["importance"]),
+        "importance": values["importance"],
         "superseded_at": past("superseded_at", values["superseded_at"], door),
         "archived_at": past("archived_at", values["archived_at"], door),
         "expires_at": _expiry(values["expires_at"], door),
@@ -337,7 +328,7 @@ def check_relation(line: Mapping[str, Any], door: Door) -> dict[str, Any]:
         "from": start,
         "to": end,
         "relation": values["relation"],
-        "score": _unit("score", values["score"]),
+        "score": values["score"],
         "created_at": past("created_at", values["created_at"], door, required=True),
     }
 

@@ -64,13 +64,40 @@ AUTHOR: Schema = {
     "required": ["user", "device_label", "api_key"],
 }
 
+# explain's traces (memories/explain.py): their inner shape is documented in docs/search.md.
+EXPLAIN_ROW: Schema = {"type": "object", "description": "Why a result ranked (docs/search.md)."}
+EXPLAIN: Schema = {"type": "object", "description": "With explain: true: what ranked and what the floor cut."}
+TIME_WINDOW: Schema = {
+    "type": ["object", "null"],
+    "description": "The time the query's words point to, read against now; null when none.",
+    "properties": {
+        "start": {"type": "string", "format": "date-time"},
+        "end": {"type": "string", "format": "date-time"},
+        "phrase": {"type": "string"},
+    },
+    "required": ["start", "end", "phrase"],
+}
+ELSEWHERE: Schema = {
+    "type": "array",
+    "description": "When one workspace came back short: the caller's other workspaces with matches.",
+    "items": {
+        "type": "object",
+        "properties": {"workspace": {"type": "string"}, "matches": {"type": "integer", "minimum": 1}},
+        "required": ["workspace", "matches"],
+    },
+}
+
 MEMORY: Schema = {
     "type": "object",
     "description": "One live record as search, get, history and recall_context present it.",
     "properties": {
         "id": {"type": "string", "format": "uuid"},
         "content": {"type": "string"},
-        "score": {**_nullable("number"), "description": "Relevance (search, recall_context); null elsewhere."},
+        "score": {
+            **_nullable("number"),
+            "description": "How likely it answers the query, below the score before it (search, recall_context); "
+            "null elsewhere.",
+        },
         "status": {"type": "string", "enum": ["unverified", "stale", "conflict"]},
         "status_reason": {
             **_nullable("string"),
@@ -113,6 +140,7 @@ MEMORY: Schema = {
         "position": {**_nullable("integer"), "description": "Order within its source_id, if given."},
         "created_at": {"type": "string", "format": "date-time"},
         "author": ref("Author"),
+        "explain": {**EXPLAIN_ROW, "description": "With explain: true: why it ranked."},
     },
     "required": [
         "id",
@@ -217,8 +245,14 @@ ANSWERS: dict[str, Schema] = {
     "MemoryAnswer": _answer("One record.", {"memory": ref("Memory")}, ["memory"]),
     "SearchAnswer": _answer(
         "Records found by meaning and keywords, best first.",
-        {"query": {"type": "string"}, "results": {"type": "array", "items": ref("Memory")}},
-        ["results"],
+        {
+            "query": {"type": "string"},
+            "results": {"type": "array", "items": ref("Memory")},
+            "other_workspaces": ELSEWHERE,
+            "time_window": TIME_WINDOW,
+            "explain": EXPLAIN,
+        },
+        ["results", "other_workspaces", "time_window"],
     ),
     "HistoryAnswer": _answer(
         "Every version of a fact_key, oldest first (the record alone when it has no fact_key).",
@@ -270,8 +304,11 @@ ANSWERS: dict[str, Schema] = {
             "used_tokens": {"type": "integer", "minimum": 0},
             "items": {"type": "array", "items": ref("Memory")},
             "omitted": {"type": "integer", "minimum": 0},
+            "other_workspaces": ELSEWHERE,
+            "time_window": TIME_WINDOW,
+            "explain": EXPLAIN,
         },
-        ["task", "token_budget", "used_tokens", "items", "omitted"],
+        ["task", "token_budget", "used_tokens", "items", "omitted", "other_workspaces", "time_window"],
     ),
     "WorkspaceList": _answer(
         "The project's live workspaces with the number of records the caller can read.",

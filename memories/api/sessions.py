@@ -11,7 +11,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories.api.schema import Schema, operation, query_parameter, ref
+from memories.api.schema import EXPLAIN, EXPLAIN_ROW, TIME_WINDOW, Schema, operation, query_parameter, ref
 from memories.api.views import ApiView, body, principal_of
 from memories.inputs import json_schema
 from mmw.errors import InvalidInput
@@ -138,12 +138,15 @@ SESSION_SCHEMAS: dict[str, Schema] = {
                         "turn": ref("Turn"),
                         "context_before": {"type": "array", "items": ref("Turn")},
                         "context_after": {"type": "array", "items": ref("Turn")},
+                        "explain": EXPLAIN_ROW,
                     },
                     "required": ["score", "session", "turn", "context_before", "context_after"],
                 },
             },
+            "time_window": TIME_WINDOW,
+            "explain": EXPLAIN,
         },
-        ["query", "results"],
+        ["query", "results", "time_window"],
     ),
     "SessionForgetAnswer": _answer(
         "Whether a live session was forgotten (false when none was).",

@@ -61,6 +61,9 @@ class SearchParams(TypedDict, total=False):
     since: str | None
     until: str | None
     min_score: float | None
+    now: str | None
+    explain: bool | None
+    diversify: bool | None
 
 
 class RecallParams(TypedDict, total=False):
@@ -69,6 +72,8 @@ class RecallParams(TypedDict, total=False):
     since: str | None
     until: str | None
     min_score: float | None
+    now: str | None
+    explain: bool | None
 
 
 class SessionFields(TypedDict, total=False):
@@ -95,6 +100,9 @@ class SessionSearchParams(TypedDict, total=False):
     since: str | None
     until: str | None
     context: int | None
+    now: str | None
+    explain: bool | None
+    diversify: bool | None
 
 
 class LedgerRecordParams(TypedDict, total=False):
@@ -206,6 +214,7 @@ class Memory(TypedDict):
     position: NotRequired[int | None]
     created_at: str
     author: Author
+    explain: NotRequired[dict[str, Any]]  # with explain=True: why it ranked
 
 
 class ForgottenVersion(TypedDict):
@@ -243,9 +252,23 @@ class MemoryAnswer(WorkspaceEnvelope):
     memory: Memory
 
 
+class Elsewhere(TypedDict):
+    workspace: str
+    matches: int
+
+
+class TimeWindow(TypedDict):
+    start: str
+    end: str
+    phrase: str
+
+
 class SearchAnswer(WorkspaceEnvelope):
     query: NotRequired[str]
     results: list[Memory]
+    other_workspaces: list[Elsewhere]
+    time_window: TimeWindow | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class HistoryAnswer(WorkspaceEnvelope):
@@ -278,6 +301,9 @@ class RecallAnswer(WorkspaceEnvelope):
     used_tokens: int
     items: list[Memory]
     omitted: int
+    other_workspaces: list[Elsewhere]
+    time_window: TimeWindow | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class WorkspaceList(WorkspaceEnvelope):
@@ -343,6 +369,8 @@ class SessionRead(Envelope):
 class SessionSearchAnswer(Envelope):
     query: str
     results: list[dict[str, Any]]
+    time_window: TimeWindow | None
+    explain: NotRequired[dict[str, Any]]
 
 
 class SessionForgetAnswer(Envelope):

@@ -527,30 +527,30 @@ export interface components {
         };
         BatchRecord: {
             /**
-             * @description How sure you are, 0..1 (default 0.5).
+             * @description How sure you are.
              * @default 0.5
              */
             confidence: number;
-            /** @description The fact, decision or convention to store (1-100,000 characters). */
+            /** @description The fact itself, standing on its own. */
             content: string;
-            /** @description Ids of the records this one summarises (at most 50); the summary inherits their stale/conflict status. */
+            /** @description Ids of the records this one summarises; it inherits their status. A summary is stale or in conflict when one of its sources is. */
             derived_from?: string[] | null;
-            /** @description Write only if the newest version of fact_key is still this number (optimistic concurrency). */
+            /** @description Write only if fact_key's newest version is still this one. Optimistic concurrency: such a write supersedes every earlier version. */
             expected_version?: number | null;
-            /** @description When the record expires: an RFC 3339 time with an offset, or a duration such as "72h", "30m", "7d"; in the future and at most 100 years ahead. */
+            /** @description When it expires: an RFC 3339 time or a duration ("30m", "72h", "7d"). A time carries its offset; either lies in the future, at most 100 years ahead. */
             expires_at?: string | null;
-            /** @description Topic key such as "deploy-staging". Saving again with the same key adds a newer version; differing live versions are shown as "conflict". */
+            /** @description Topic key, e.g. "deploy-staging": the same key again adds a version. Differing live versions of one key are shown as "conflict". */
             fact_key?: string | null;
             /** @description This item's idempotency key (as X-Idempotency-Key for one remember): 1-256 printable ASCII characters. */
             idempotency_key?: string | null;
-            /** @description When the fact happened or was said: an RFC 3339 time with an offset, from the year 1900 to one day ahead (default: the write time). since/until filters and time ordering use it. */
+            /** @description When it happened or was said (RFC 3339; default: now). With an offset, from the year 1900 to one day ahead; since/until filter on it, recall and history order by it. */
             occurred_at?: string | null;
-            /** @description The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000); such a record is also found by the words of the one before it. */
+            /** @description Its order within its source_id, e.g. a turn number. Such a record is also found by the words of the one before it. */
             position?: number | null;
-            /** @description Why this is written (kept with the version, shown by memory_history). */
+            /** @description Why this is written (shown by memory_history). */
             reason?: string | null;
             /**
-             * @description A label such as "shared" or "private" for filtering; it does not restrict access.
+             * @description A filter label (not access control).
              * @default shared
              */
             scope: string;
@@ -559,22 +559,22 @@ export interface components {
              * @default owner
              */
             source: string;
-            /** @description Hash of the source's content when read (requires source_id); lets MMW tell later that the source changed. */
+            /** @description Hash of the source as read (needs source_id). When the source's hash changes, the record comes back stale. */
             source_hash?: string | null;
-            /** @description Where the fact comes from: a document path, file, URL or session id. */
+            /** @description Where the fact comes from: a file path, URL or session id. */
             source_id?: string | null;
-            /** @description Revision of the source (commit, tag, version). */
+            /** @description The source's revision (commit, tag). */
             source_revision?: string | null;
-            /** @description Free tags (at most 64, each at most 200 characters). "kind:pinned|incident|decision|preference|learning|fact|session-checkpoint" sets the importance used by recall_context. */
+            /** @description Free tags; kind:pinned|incident|decision|preference|learning|fact|session-checkpoint sets importance. Importance orders recall_context's pack and filters search (min_importance). */
             tags?: string[] | null;
             /**
-             * @description Who may see it: "author" (a draft), "department", "project" (default) or "org".
+             * @description Who may see it ("author": only you, a draft).
              * @default project
              * @enum {string}
              */
             visibility: "author" | "department" | "project" | "org";
             /**
-             * @description Workspace name (default "default"), created on first write: printable text without "*", control or bidi characters. Or a workspace id from list_workspaces.
+             * @description Workspace name (created on first write) or id. A new name is printable text without "*", control or bidi characters; ids come from list_workspaces.
              * @default default
              */
             workspace: string;
@@ -752,6 +752,8 @@ export interface components {
             derived_from: string[];
             /** Format: date-time */
             expires_at?: string | null;
+            /** @description With explain: true: why it ranked. */
+            explain?: Record<string, never>;
             fact_key: string | null;
             graph_relations: {
                 /** Format: uuid */
@@ -772,7 +774,7 @@ export interface components {
             position?: number | null;
             reason?: string | null;
             scope: string;
-            /** @description Relevance (search, recall_context); null elsewhere. */
+            /** @description How likely it answers the query, below the score before it (search, recall_context); null elsewhere. */
             score: number | null;
             source: string;
             source_hash?: string | null;
@@ -809,14 +811,29 @@ export interface components {
         /** @description A context pack: the most useful records for the task, cut to the token budget. */
         RecallAnswer: {
             api_version: string;
+            /** @description With explain: true: what ranked and what the floor cut. */
+            explain?: Record<string, never>;
             items: components["schemas"]["Memory"][];
             /** @description A billing notice (grace period, suspension), while there is one. */
             notice?: string;
             omitted: number;
+            /** @description When one workspace came back short: the caller's other workspaces with matches. */
+            other_workspaces: {
+                matches: number;
+                workspace: string;
+            }[];
             /** Format: uuid */
             project_id: string;
             task: string;
             tenant_id: string;
+            /** @description The time the query's words point to, read against now; null when none. */
+            time_window: {
+                /** Format: date-time */
+                end: string;
+                phrase: string;
+                /** Format: date-time */
+                start: string;
+            } | null;
             token_budget: number;
             used_tokens: number;
             /** @description The workspace answered for ("*" for all of them). */
@@ -860,13 +877,28 @@ export interface components {
         /** @description Records found by meaning and keywords, best first. */
         SearchAnswer: {
             api_version: string;
+            /** @description With explain: true: what ranked and what the floor cut. */
+            explain?: Record<string, never>;
             /** @description A billing notice (grace period, suspension), while there is one. */
             notice?: string;
+            /** @description When one workspace came back short: the caller's other workspaces with matches. */
+            other_workspaces: {
+                matches: number;
+                workspace: string;
+            }[];
             /** Format: uuid */
             project_id: string;
             query?: string;
             results: components["schemas"]["Memory"][];
             tenant_id: string;
+            /** @description The time the query's words point to, read against now; null when none. */
+            time_window: {
+                /** Format: date-time */
+                end: string;
+                phrase: string;
+                /** Format: date-time */
+                start: string;
+            } | null;
             /** @description The workspace answered for ("*" for all of them). */
             workspace: string;
         };
@@ -938,6 +970,8 @@ export interface components {
         /** @description Turns found by meaning and keywords, best first, each with its neighbours. */
         SessionSearchAnswer: {
             api_version: string;
+            /** @description With explain: true: what ranked and what the floor cut. */
+            explain?: Record<string, never>;
             notice?: string;
             /** Format: uuid */
             project_id: string;
@@ -945,11 +979,21 @@ export interface components {
             results: {
                 context_after: components["schemas"]["Turn"][];
                 context_before: components["schemas"]["Turn"][];
+                /** @description Why a result ranked (docs/search.md). */
+                explain?: Record<string, never>;
                 score: number;
                 session: components["schemas"]["Session"];
                 turn: components["schemas"]["Turn"];
             }[];
             tenant_id: string;
+            /** @description The time the query's words point to, read against now; null when none. */
+            time_window: {
+                /** Format: date-time */
+                end: string;
+                phrase: string;
+                /** Format: date-time */
+                start: string;
+            } | null;
         };
         Turn: {
             /** @description After Memory Guard; a withheld turn's stub. */
@@ -1182,9 +1226,9 @@ export interface operations {
                     category?: string | null;
                     /** @description Only this ISO 4217 currency. */
                     currency?: string | null;
-                    /** @description Transactions from this time. An RFC 3339 time with an offset. */
+                    /** @description Transactions from this RFC 3339 time. With an offset (Z or +02:00). */
                     since?: string | null;
-                    /** @description Transactions up to this time. An RFC 3339 time with an offset. */
+                    /** @description Transactions up to this RFC 3339 time. With an offset (Z or +02:00). */
                     until?: string | null;
                 };
             };
@@ -1298,13 +1342,13 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description The occurrence to complete (its due_at as ledger_upcoming lists it; default: the earliest occurrence not completed yet). An RFC 3339 time with an offset. */
+                    /** @description The occurrence's due_at as ledger_upcoming lists it (default: the earliest not completed). With an offset (Z or +02:00). */
                     due_at?: string | null;
                     /** @description Id of the reminder to complete. */
                     entry_id: string;
-                    /** @description Free text kept on the completing transaction (screened by the Guard). */
+                    /** @description Free text kept on the completing transaction. Screened by the Guard. */
                     memo?: string | null;
-                    /** @description When it was paid (default: now), from 1900 to one day ahead. An RFC 3339 time with an offset. */
+                    /** @description When it was paid (RFC 3339; default: now). From 1900 to one day ahead. With an offset (Z or +02:00). */
                     occurred_at?: string | null;
                 };
             };
@@ -1436,33 +1480,33 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Exact decimal string, signed: "-1240.18" paid out, "2500" received; at most the currency's minor units (JPY 0, EUR 2, BHD 3). Never a JSON number. */
+                    /** @description Signed decimal string: "-1240.18" paid out, "2500" received; never a JSON number. At most the currency's minor units (JPY 0, EUR 2, BHD 3). */
                     amount: string;
-                    /** @description A label such as "hosting" or "rent"; balances can be split by it. */
+                    /** @description A label such as "hosting"; balances can be split by it. */
                     category?: string | null;
                     /** @description Who was paid or paid you. */
                     counterparty?: string | null;
-                    /** @description ISO 4217 code in upper case (EUR, USD, JPY, ...). */
+                    /** @description ISO 4217 code in upper case (EUR, USD, ...). */
                     currency: string;
-                    /** @description Reminders (required): when it falls due. An RFC 3339 time with an offset. */
+                    /** @description Reminders (required): when it falls due (RFC 3339). With an offset (Z or +02:00). */
                     due_at?: string | null;
                     /**
                      * @description "transaction" (money that moved) or "reminder" (money due).
                      * @enum {string}
                      */
                     kind: "transaction" | "reminder";
-                    /** @description Free text (screened by the Guard; card numbers and IBANs are redacted). */
+                    /** @description Free text; card numbers and IBANs are redacted. Screened by the Guard like every text field. */
                     memo?: string | null;
-                    /** @description Transactions: when the money moved (default: now), from 1900 to one day ahead. An RFC 3339 time with an offset. */
+                    /** @description Transactions: when the money moved (RFC 3339; default: now). From 1900 to one day ahead. With an offset (Z or +02:00). */
                     occurred_at?: string | null;
-                    /** @description Your own id for this entry (invoice or payment id): recording it again with the same content returns the same entry, with other content is a 409. */
+                    /** @description Your own id (invoice or payment id): the same again returns the same entry. Recorded again with other content it is a 409. */
                     reference?: string | null;
-                    /** @description Reminders: FREQ=DAILY|WEEKLY|MONTHLY|YEARLY with optional ;INTERVAL=n and one end, ;COUNT=n or ;UNTIL=<date>. Month ends are clamped (31 Jan, 29 Feb, 31 Mar). */
+                    /** @description Reminders: FREQ=DAILY|WEEKLY|MONTHLY|YEARLY[;INTERVAL=n][;COUNT=n or ;UNTIL=<date>]. Month ends are clamped (31 Jan, 29 Feb, 31 Mar). */
                     repeat?: string | null;
-                    /** @description Free tags (at most 64, each at most 200 characters). */
+                    /** @description Free tags. */
                     tags?: string[] | null;
                     /**
-                     * @description Who may see it: "author", "department", "project" (default) or "org".
+                     * @description Who may see it ("author": only you).
                      * @default project
                      * @enum {string}
                      */
@@ -1606,20 +1650,20 @@ export interface operations {
                     /** @description Only "transaction" or only "reminder" entries. */
                     kind?: ("transaction" | "reminder") | null;
                     /**
-                     * @description Entries per page (1-100, default 50).
+                     * @description Entries per page.
                      * @default 50
                      */
                     limit?: number;
                     /**
-                     * @description Entries to skip (0-100,000): the next page starts at offset + limit.
+                     * @description Entries to skip: the next page starts at offset + limit.
                      * @default 0
                      */
                     offset?: number;
-                    /** @description From this time (occurred_at, or due_at for reminders). An RFC 3339 time with an offset. */
+                    /** @description From this RFC 3339 time (occurred_at, or due_at for reminders). With an offset (Z or +02:00). */
                     since?: string | null;
                     /** @description Words to find in memo or counterparty (case-insensitive). */
                     text?: string | null;
-                    /** @description Up to this time (occurred_at, or due_at for reminders). An RFC 3339 time with an offset. */
+                    /** @description Up to this RFC 3339 time (occurred_at, or due_at for reminders). With an offset (Z or +02:00). */
                     until?: string | null;
                 };
             };
@@ -1867,7 +1911,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Reminders due up to this time (default: 30 days ahead, at most 366). An RFC 3339 time with an offset. */
+                    /** @description Reminders due up to this RFC 3339 time (default: 30 days ahead, at most 366). With an offset (Z or +02:00). */
                     until?: string | null;
                 };
             };
@@ -1985,28 +2029,28 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description How sure you are, 0..1 (default 0.5).
+                     * @description How sure you are.
                      * @default 0.5
                      */
                     confidence?: number;
-                    /** @description The fact, decision or convention to store (1-100,000 characters). */
+                    /** @description The fact itself, standing on its own. */
                     content: string;
-                    /** @description Ids of the records this one summarises (at most 50); the summary inherits their stale/conflict status. */
+                    /** @description Ids of the records this one summarises; it inherits their status. A summary is stale or in conflict when one of its sources is. */
                     derived_from?: string[] | null;
-                    /** @description Write only if the newest version of fact_key is still this number (optimistic concurrency). */
+                    /** @description Write only if fact_key's newest version is still this one. Optimistic concurrency: such a write supersedes every earlier version. */
                     expected_version?: number | null;
-                    /** @description When the record expires: an RFC 3339 time with an offset, or a duration such as "72h", "30m", "7d"; in the future and at most 100 years ahead. */
+                    /** @description When it expires: an RFC 3339 time or a duration ("30m", "72h", "7d"). A time carries its offset; either lies in the future, at most 100 years ahead. */
                     expires_at?: string | null;
-                    /** @description Topic key such as "deploy-staging". Saving again with the same key adds a newer version; differing live versions are shown as "conflict". */
+                    /** @description Topic key, e.g. "deploy-staging": the same key again adds a version. Differing live versions of one key are shown as "conflict". */
                     fact_key?: string | null;
-                    /** @description When the fact happened or was said: an RFC 3339 time with an offset, from the year 1900 to one day ahead (default: the write time). since/until filters and time ordering use it. */
+                    /** @description When it happened or was said (RFC 3339; default: now). With an offset, from the year 1900 to one day ahead; since/until filter on it, recall and history order by it. */
                     occurred_at?: string | null;
-                    /** @description The record's order within its source_id, e.g. a turn number in a conversation (0-1,000,000,000); such a record is also found by the words of the one before it. */
+                    /** @description Its order within its source_id, e.g. a turn number. Such a record is also found by the words of the one before it. */
                     position?: number | null;
-                    /** @description Why this is written (kept with the version, shown by memory_history). */
+                    /** @description Why this is written (shown by memory_history). */
                     reason?: string | null;
                     /**
-                     * @description A label such as "shared" or "private" for filtering; it does not restrict access.
+                     * @description A filter label (not access control).
                      * @default shared
                      */
                     scope?: string;
@@ -2015,22 +2059,22 @@ export interface operations {
                      * @default owner
                      */
                     source?: string;
-                    /** @description Hash of the source's content when read (requires source_id); lets MMW tell later that the source changed. */
+                    /** @description Hash of the source as read (needs source_id). When the source's hash changes, the record comes back stale. */
                     source_hash?: string | null;
-                    /** @description Where the fact comes from: a document path, file, URL or session id. */
+                    /** @description Where the fact comes from: a file path, URL or session id. */
                     source_id?: string | null;
-                    /** @description Revision of the source (commit, tag, version). */
+                    /** @description The source's revision (commit, tag). */
                     source_revision?: string | null;
-                    /** @description Free tags (at most 64, each at most 200 characters). "kind:pinned|incident|decision|preference|learning|fact|session-checkpoint" sets the importance used by recall_context. */
+                    /** @description Free tags; kind:pinned|incident|decision|preference|learning|fact|session-checkpoint sets importance. Importance orders recall_context's pack and filters search (min_importance). */
                     tags?: string[] | null;
                     /**
-                     * @description Who may see it: "author" (a draft), "department", "project" (default) or "org".
+                     * @description Who may see it ("author": only you, a draft).
                      * @default project
                      * @enum {string}
                      */
                     visibility?: "author" | "department" | "project" | "org";
                     /**
-                     * @description Workspace name (default "default"), created on first write: printable text without "*", control or bidi characters. Or a workspace id from list_workspaces.
+                     * @description Workspace name (created on first write) or id. A new name is printable text without "*", control or bidi characters; ids come from list_workspaces.
                      * @default default
                      */
                     workspace?: string;
@@ -2592,12 +2636,12 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Id of the record to forget. Give exactly one of memory_id and source_id. */
+                    /** @description The record to forget (or give source_id). */
                     memory_id?: string | null;
-                    /** @description Forget every record of this source that you can read (in the workspace). */
+                    /** @description Or: every record of this source you can read. */
                     source_id?: string | null;
                     /**
-                     * @description Workspace where the record lies (default "default"); with memory_id, "*" means any workspace.
+                     * @description Where the records lie; "*" (with memory_id): any.
                      * @default default
                      */
                     workspace?: string;
@@ -2723,7 +2767,7 @@ export interface operations {
             query: {
                 /** @description Topic key whose versions to list. */
                 fact_key: string;
-                /** @description Workspace name (default "default"). A workspace is created on first write. */
+                /** @description Workspace name. */
                 workspace?: string;
             };
             header?: never;
@@ -2831,40 +2875,52 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description With source_id: the source's current hash; records stored with another hash come back as stale. */
+                    /** @description With source_id: its current hash (other hashes come back stale). */
                     current_source_hash?: string | null;
-                    /** @description Only records with this topic key. */
+                    /**
+                     * @description Spread results over sources. Each source_id's best result before any source's second.
+                     * @default false
+                     */
+                    diversify?: boolean;
+                    /**
+                     * @description Say why each result ranked. Each result's signals and their numbers, and what the floor cut and why.
+                     * @default false
+                     */
+                    explain?: boolean;
+                    /** @description Only this topic key. */
                     fact_key?: string | null;
                     /**
-                     * @description Only the newest version of each fact_key (default false).
+                     * @description Only the newest version of each fact_key.
                      * @default false
                      */
                     latest_only?: boolean;
                     /**
-                     * @description How many results (1-100, default 10).
+                     * @description How many results.
                      * @default 10
                      */
                     limit?: number;
-                    /** @description Only records with at least this confidence (0..1). */
+                    /** @description Only records at least this confident. */
                     min_confidence?: number | null;
-                    /** @description Only records with at least this importance (0..1, from kind: tags). */
+                    /** @description Only records at least this important (kind: tags). */
                     min_importance?: number | null;
-                    /** @description Only results at least this relevant (0..1, each result's score; default: a calibrated floor that leaves out what merely shares a common word or a vague meaning with the query; 0 returns everything ranked). */
+                    /** @description Minimum score (default: a calibrated floor; 0: all ranked). The floor leaves out what merely shares a common word or a vague meaning with the query. */
                     min_score?: number | null;
-                    /** @description What you are looking for, in any language; matched by meaning and by keywords (at most 10,000 characters). */
+                    /** @description When it is asked (RFC 3339). Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it into the answer's time_window, a soft preference. */
+                    now?: string | null;
+                    /** @description What you are looking for, in any language. Matched by meaning and by keywords. */
                     query: string;
-                    /** @description Only records with this scope label. */
+                    /** @description Only this scope label. */
                     scope?: string | null;
-                    /** @description Only records whose occurred_at is at or after this RFC 3339 time. */
+                    /** @description Occurred at or after this RFC 3339 time. */
                     since?: string | null;
-                    /** @description Only records from this source. */
+                    /** @description Only this source. */
                     source_id?: string | null;
-                    /** @description Only records carrying all of these tags. */
+                    /** @description Only records with all these tags. */
                     tags?: string[] | null;
-                    /** @description Only records whose occurred_at is at or before this RFC 3339 time. */
+                    /** @description Occurred at or before this RFC 3339 time. */
                     until?: string | null;
                     /**
-                     * @description Workspace name (default "default"); "*" searches every workspace of the project.
+                     * @description Workspace name; "*" searches them all.
                      * @default default
                      */
                     workspace?: string;
@@ -2989,12 +3045,12 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description The source's current hash. */
+                    /** @description Its current hash. */
                     current_source_hash: string;
                     /** @description The source to check. */
                     source_id: string;
                     /**
-                     * @description Workspace name (default "default"). A workspace is created on first write.
+                     * @description Workspace name.
                      * @default default
                      */
                     workspace?: string;
@@ -3119,21 +3175,28 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Only results at least this relevant (0..1, each result's score; default: a calibrated floor that leaves out what merely shares a common word or a vague meaning with the query; 0 returns everything ranked). */
+                    /**
+                     * @description Say why each result ranked. Each result's signals and their numbers, and what the floor cut and why.
+                     * @default false
+                     */
+                    explain?: boolean;
+                    /** @description Minimum score (default: a calibrated floor; 0: all ranked). The floor leaves out what merely shares a common word or a vague meaning with the query. */
                     min_score?: number | null;
-                    /** @description Only records whose occurred_at is at or after this RFC 3339 time. */
+                    /** @description When it is asked (RFC 3339). Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it into the answer's time_window, a soft preference. */
+                    now?: string | null;
+                    /** @description Occurred at or after this RFC 3339 time. */
                     since?: string | null;
-                    /** @description What you are about to do; the pack is chosen for it (at most 100,000 characters). */
+                    /** @description What you are about to do. The pack is chosen for it. */
                     task: string;
                     /**
-                     * @description Upper bound of the pack's size in tokens (~4 characters each; 100-32,000, default 2,000).
+                     * @description Pack size in tokens (~4 characters each).
                      * @default 2000
                      */
                     token_budget?: number;
-                    /** @description Only records whose occurred_at is at or before this RFC 3339 time. */
+                    /** @description Occurred at or before this RFC 3339 time. */
                     until?: string | null;
                     /**
-                     * @description Workspace name (default "default"). A workspace is created on first write.
+                     * @description Workspace name.
                      * @default default
                      */
                     workspace?: string;
@@ -3841,22 +3904,34 @@ export interface operations {
                     /** @description Only sessions of this client. */
                     client?: string | null;
                     /**
-                     * @description How many turns before and after each hit to return with it (0-10, default 2).
+                     * @description Turns to return before and after each hit.
                      * @default 2
                      */
                     context?: number;
                     /**
-                     * @description How many hits (1-100, default 10).
+                     * @description Spread hits over sessions. Every session's best turn before any session's second.
+                     * @default true
+                     */
+                    diversify?: boolean;
+                    /**
+                     * @description Say why each result ranked. Each result's signals and their numbers, and what the floor cut and why.
+                     * @default false
+                     */
+                    explain?: boolean;
+                    /**
+                     * @description How many hits.
                      * @default 10
                      */
                     limit?: number;
-                    /** @description What you are looking for in past conversations, in any language (at most 10,000 characters). */
+                    /** @description When it is asked (RFC 3339). Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it into the answer's time_window, a soft preference. */
+                    now?: string | null;
+                    /** @description What you are looking for, in any language. */
                     query: string;
                     /** @description Only this session (the client's id). */
                     session_id?: string | null;
-                    /** @description Only turns that occurred at or after this RFC 3339 time. */
+                    /** @description Turns said at or after this RFC 3339 time. */
                     since?: string | null;
-                    /** @description Only turns that occurred before this RFC 3339 time. */
+                    /** @description Turns said before this RFC 3339 time. */
                     until?: string | null;
                 };
             };
