@@ -16,7 +16,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION
+from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from tests import live
@@ -92,10 +92,16 @@ def test_an_unsupported_protocol_version_header_is_refused_naming_the_header(
     assert post(live_server, tenancy.alice.key, TOOLS_LIST, {"MCP-Protocol-Version": "2025-06-18"}).status_code == 200
 
 
-def discover(url: str, key: str, version: str) -> httpx.Response:
+def stateless(url: str, key: str, method: str, params: dict[str, Any] | None = None, **options: Any) -> httpx.Response:
+    """One 2026-07-28 request: its version and capabilities in ``params._meta``, mirrored in headers."""
+    version, request_id = options.get("version", LATEST_MODERN_VERSION), options.get("request_id", 1)
     meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
-    return post(url, key, body, {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"})
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": meta}}
+    return post(url, key, body, {"MCP-Protocol-Version": version, "Mcp-Method": method})
+
+
+def discover(url: str, key: str, version: str) -> httpx.Response:
+    return stateless(url, key, "server/discover", version=version)
 
 
 def negotiated(url: str, key: str, mode: str) -> str:
@@ -123,3 +129,37 @@ def test_the_sdk_client_negotiates_the_newest_revision_not_the_fallback(
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
     answer = post(live_server, tenancy.alice.key, INITIALIZE | {"params": params})
     assert answer.json()["result"]["protocolVersion"] == "2025-11-25"
+
+
+def initialize(url: str, key: str, version: str) -> dict[str, Any]:
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+    answer: dict[str, Any] = post(url, key, INITIALIZE | {"params": params}).json()
+    return answer
+
+
+def test_a_refused_version_is_answered_with_the_request_id_and_the_versions_really_served(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    """The refusal (UnsupportedProtocolVersionError, HTTP 400) carries the request's id and lists
+    what ``server/discover`` lists, and every version listed is served: the stateless one per
+    request, the others by the initialize handshake (and then in the header)."""
+    key = tenancy.alice.key
+    served = discover(live_server, key, LATEST_MODERN_VERSION).json()["result"]["supportedVersions"]
+    assert served == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    for version in served[1:]:
+        assert initialize(live_server, key, version)["result"]["protocolVersion"] == version
+        listed = post(live_server, key, TOOLS_LIST, {"MCP-Protocol-Version": version})
+        assert listed.status_code == 200, version
+        assert listed.json()["result"]["tools"], version
+    refusals = {
+        7: post(live_server, key, TOOLS_LIST | {"id": 7}, {"MCP-Protocol-Version": "1999-01-01"}),
+        "probe-1": stateless(live_server, key, "server/discover", version="1999-01-01", request_id="probe-1"),
+        None: post(live_server, key, {"jsonrpc": "2.0", "method": "ping"}, {"MCP-Protocol-Version": "1999-01-01"}),
+    }
+    for request_id, response in refusals.items():
+        assert response.status_code == 400
+        answer = response.json()
+        assert "id" in answer  # null when the request has none, never left out
+        assert answer["id"] == request_id
+        assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        assert answer["error"]["data"] == {"supported": served, "requested": "1999-01-01"}
