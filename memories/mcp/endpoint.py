@@ -42,6 +42,7 @@ from mcp_types import (
     RequestId,
     RequestParams,
     ResourceTemplate,
+    ServerCapabilities,
 )
 from mcp_types import Tool as MCPTool
 from starlette.datastructures import Headers
@@ -87,7 +88,12 @@ class MmwServer(MCPServer):
     ran and failed); tools listed per caller (only those its scopes let it call:
     ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
     records as resources, listed and read as the caller (``memories.mcp.resources``: the SDK's
-    own resources are static, registered once); and the reference pages the tools name."""
+    own resources are static, registered once); and the reference pages the tools name.
+
+    ``capabilities`` is what the server offers, set once by ``build_server``: ``initialize``
+    and ``server/discover`` both report it."""
+
+    capabilities: ServerCapabilities
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
@@ -113,12 +119,11 @@ class MmwServer(MCPServer):
 
     async def _handle_discover(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> DiscoverResult:
         """``server/discover`` (2026-07-28): the served revisions (every one: a client picks those
-        of its era) and the server's capabilities and instructions."""
-        lowlevel = self._lowlevel_server
+        of its era) and the server's capabilities and instructions, as ``initialize`` gives them."""
         return DiscoverResult(
             supported_versions=list(SERVED_REVISIONS),
-            capabilities=lowlevel.get_capabilities(protocol_version=ctx.protocol_version),
-            instructions=lowlevel.instructions,
+            capabilities=self.capabilities,
+            instructions=self.instructions,
         )
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
@@ -156,11 +161,19 @@ def build_server() -> MmwServer:
         instructions=descriptions.INSTRUCTIONS,
         version=API_VERSION,
         tools=build_tools(),
+        # Nothing is ever pushed to a client (no list-changed notice, no resource update), so
+        # subscriptions/listen, the 2026-07-28 stream that would carry them, is not served.
+        subscriptions=False,
     )
-    handlers = server._lowlevel_server._request_handlers  # no public way to unregister one
+    lowlevel = server._lowlevel_server
     for method in UNSERVED_METHODS:
-        handlers.pop(method, None)
-    server._lowlevel_server.add_request_handler("server/discover", RequestParams, server._handle_discover)
+        lowlevel._request_handlers.pop(method, None)  # no public way to unregister one
+    # The SDK derives capabilities from the registered handlers in two ways: for initialize with
+    # every list-changed notice off, for 2026-07-28 from whether subscriptions/listen is served.
+    # MMW computes them once, the initialize way, and answers server/discover with them, so the
+    # two revisions cannot tell different stories.
+    server.capabilities = lowlevel.get_capabilities()
+    lowlevel.add_request_handler("server/discover", RequestParams, server._handle_discover)
     return server
 
 

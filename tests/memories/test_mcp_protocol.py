@@ -16,7 +16,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from tests import live
@@ -163,3 +163,23 @@ def test_a_refused_version_is_answered_with_the_request_id_and_the_versions_real
         assert answer["id"] == request_id
         assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
         assert answer["error"]["data"] == {"supported": served, "requested": "1999-01-01"}
+
+
+def test_initialize_and_discover_report_the_same_capabilities(live_server: LiveServer, tenancy: Tenancy) -> None:
+    """Nothing is ever pushed to a client (no list-changed notice, no resource updates), so neither
+    revision advertises it, and ``subscriptions/listen`` (the 2026-07-28 way to receive those) is
+    not served."""
+    key = tenancy.alice.key
+    handshake = initialize(live_server, key, LATEST_HANDSHAKE_VERSION)["result"]["capabilities"]
+    discovered = discover(live_server, key, LATEST_MODERN_VERSION).json()["result"]["capabilities"]
+    assert (
+        handshake
+        == discovered
+        == {
+            "tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+        }
+    )
+    listen = stateless(live_server, key, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    assert listen.status_code == 404
+    assert listen.json()["error"]["code"] == METHOD_NOT_FOUND
