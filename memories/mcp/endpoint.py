@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -75,6 +76,19 @@ T = TypeVar("T")
 STATELESS_REVISIONS = ("2026-07-28",)
 HANDSHAKE_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 SERVED_REVISIONS = (*STATELESS_REVISIONS, *HANDSHAKE_REVISIONS)
+
+# Caching hints on the 2026-07-28 results that carry them (the earlier revisions' results have no
+# such fields). Discovery and the resource templates are the same for every caller and change
+# only with a release: anyone may share them for five minutes. The tool listing depends on the
+# caller's scopes (fixed for a key or a token): private, five minutes. Records change at any
+# moment: a listing or a read is stale at once.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "server/discover": CacheHint(ttl_ms=300_000, scope="public"),
+    "resources/templates/list": CacheHint(ttl_ms=300_000, scope="public"),
+    "tools/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "resources/list": CacheHint(ttl_ms=0, scope="private"),
+    "resources/read": CacheHint(ttl_ms=0, scope="private"),
+}
 
 # Methods the SDK's MCPServer always registers, although MMW serves no prompts: a registered
 # handler makes the server advertise the capability, so these are taken out (lifecycle spec:
@@ -161,6 +175,7 @@ def build_server() -> MmwServer:
         instructions=descriptions.INSTRUCTIONS,
         version=API_VERSION,
         tools=build_tools(),
+        cache_hints=CACHE_HINTS,
         # Nothing is ever pushed to a client (no list-changed notice, no resource update), so
         # subscriptions/listen, the 2026-07-28 stream that would carry them, is not served.
         subscriptions=False,

@@ -97,7 +97,11 @@ def stateless(url: str, key: str, method: str, params: dict[str, Any] | None = N
     version, request_id = options.get("version", LATEST_MODERN_VERSION), options.get("request_id", 1)
     meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": meta}}
-    return post(url, key, body, {"MCP-Protocol-Version": version, "Mcp-Method": method})
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    named = {"tools/call": "name", "resources/read": "uri"}.get(method)
+    if named is not None and params is not None:
+        headers["Mcp-Name"] = params[named]
+    return post(url, key, body, headers)
 
 
 def discover(url: str, key: str, version: str) -> httpx.Response:
@@ -183,3 +187,34 @@ def test_initialize_and_discover_report_the_same_capabilities(live_server: LiveS
     listen = stateless(live_server, key, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     assert listen.status_code == 404
     assert listen.json()["error"]["code"] == METHOD_NOT_FOUND
+
+
+def test_cacheable_results_say_how_long_and_with_whom_they_may_be_cached(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    """2026-07-28 caching hints: what is the same for every caller may be shared for five minutes;
+    the tool listing depends on the caller's scopes (private); records change at any moment."""
+    key = tenancy.alice.key
+    requests: dict[str, dict[str, Any]] = {
+        "server/discover": {},
+        "resources/templates/list": {},
+        "tools/list": {},
+        "resources/list": {},
+        "resources/read": {"uri": "mmw://docs/README"},
+    }
+    hints = {
+        method: (answer["result"]["cacheScope"], answer["result"]["ttlMs"])
+        for method, params in requests.items()
+        for answer in [stateless(live_server, key, method, params).json()]
+    }
+    assert hints == {
+        "server/discover": ("public", 300_000),
+        "resources/templates/list": ("public", 300_000),
+        "tools/list": ("private", 300_000),
+        "resources/list": ("private", 0),
+        "resources/read": ("private", 0),
+    }
+    # the handshake revisions' answers carry no hints (their schema has none)
+    legacy = post(live_server, key, TOOLS_LIST, {"MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION}).json()["result"]
+    assert "cacheScope" not in legacy
+    assert "ttlMs" not in legacy
