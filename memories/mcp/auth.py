@@ -104,7 +104,7 @@ class BearerGate:
             )
             return
         if token.principal.oauth is not None:
-            body = await _read_body(receive)
+            body = await read_body(receive)
             missing = [s for s in self._needed(body) if s not in token.principal.scopes]
             if missing:
                 await _challenge(403, "insufficient_scope", f"Required scope: {missing[0]}", missing[0])(
@@ -149,7 +149,7 @@ def _challenge(status: int, error: str, description: str, scope: str) -> JSONRes
     return JSONResponse(body, status_code=status, headers={"WWW-Authenticate": header})
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
     """The whole request body (already bounded by ``mmw.boundary`` in front of ``/mcp``)."""
     chunks: list[bytes] = []
     while True:

@@ -5,10 +5,17 @@ number of web processes can serve it behind a load balancer; JSON means each POS
 with one ``application/json`` body instead of an SSE stream. Nothing else is served here: a
 GET (the optional server-to-client SSE stream, pointless without sessions) or DELETE (session
 end) answers 405 before authentication.
+
+Two eras of the protocol share the endpoint (``SERVED_REVISIONS``): revision 2026-07-28, where
+each request carries its version, client capabilities and credentials (``params._meta``, the
+``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers, ``Authorization``), and the
+earlier revisions, opened by the ``initialize`` handshake. The SDK routes a request by its
+``MCP-Protocol-Version`` header; what the tools and resources do is the same under both.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -17,6 +24,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
@@ -28,13 +36,16 @@ from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     UNSUPPORTED_PROTOCOL_VERSION,
+    DiscoverResult,
     ListResourcesResult,
     ListToolsResult,
     PaginatedRequestParams,
+    RequestId,
+    RequestParams,
     ResourceTemplate,
+    ServerCapabilities,
 )
 from mcp_types import Tool as MCPTool
-from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse, PlainTextResponse
@@ -46,6 +57,7 @@ from memories.mcp.auth import (
     AudienceBoundBackend,
     BearerGate,
     principal_of,
+    read_body,
     with_canonical_authorization,
 )
 from memories.mcp.threads import run_sync
@@ -55,6 +67,28 @@ from mmw.errors import MMWError, NotFound
 
 MCP_PATH = "/mcp"
 T = TypeVar("T")
+
+# The protocol revisions /mcp serves, newest first: the version check admits exactly these, its
+# refusal lists them, and server/discover names them. 2026-07-28 is served request by request
+# (stateless); the others through the initialize handshake. Named here rather than taken from the
+# SDK, so a new SDK release serves a new revision only once it is added here (and the SDK still
+# serving each of them is tested).
+STATELESS_REVISIONS = ("2026-07-28",)
+HANDSHAKE_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+SERVED_REVISIONS = (*STATELESS_REVISIONS, *HANDSHAKE_REVISIONS)
+
+# Caching hints on the 2026-07-28 results that carry them (the earlier revisions' results have no
+# such fields). Discovery and the resource templates are the same for every caller and change
+# only with a release: anyone may share them for five minutes. The tool listing depends on the
+# caller's scopes (fixed for a key or a token): private, five minutes. Records change at any
+# moment: a listing or a read is stale at once.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "server/discover": CacheHint(ttl_ms=300_000, scope="public"),
+    "resources/templates/list": CacheHint(ttl_ms=300_000, scope="public"),
+    "tools/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "resources/list": CacheHint(ttl_ms=0, scope="private"),
+    "resources/read": CacheHint(ttl_ms=0, scope="private"),
+}
 
 # Methods the SDK's MCPServer always registers, although MMW serves no prompts: a registered
 # handler makes the server advertise the capability, so these are taken out (lifecycle spec:
@@ -68,7 +102,12 @@ class MmwServer(MCPServer):
     ran and failed); tools listed per caller (only those its scopes let it call:
     ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
     records as resources, listed and read as the caller (``memories.mcp.resources``: the SDK's
-    own resources are static, registered once); and the reference pages the tools name."""
+    own resources are static, registered once); and the reference pages the tools name.
+
+    ``capabilities`` is what the server offers, set once by ``build_server``: ``initialize``
+    and ``server/discover`` both report it."""
+
+    capabilities: ServerCapabilities
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
         if self._tool_manager.get_tool(name) is None:
@@ -91,6 +130,15 @@ class MmwServer(MCPServer):
         cursor = params.cursor if params is not None else None
         listing = await _as_mcp_error(resources.list_page, principal_of(ctx.request), cursor)
         return ListResourcesResult(resources=listing.resources, next_cursor=listing.next_cursor)
+
+    async def _handle_discover(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> DiscoverResult:
+        """``server/discover`` (2026-07-28): the served revisions (every one: a client picks those
+        of its era) and the server's capabilities and instructions, as ``initialize`` gives them."""
+        return DiscoverResult(
+            supported_versions=list(SERVED_REVISIONS),
+            capabilities=self.capabilities,
+            instructions=self.instructions,
+        )
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         return [resources.TEMPLATE, resources.DOCS_TEMPLATE]
@@ -127,10 +175,20 @@ def build_server() -> MmwServer:
         instructions=descriptions.INSTRUCTIONS,
         version=API_VERSION,
         tools=build_tools(),
+        cache_hints=CACHE_HINTS,
+        # Nothing is ever pushed to a client (no list-changed notice, no resource update), so
+        # subscriptions/listen, the 2026-07-28 stream that would carry them, is not served.
+        subscriptions=False,
     )
-    handlers = server._lowlevel_server._request_handlers  # no public way to unregister one
+    lowlevel = server._lowlevel_server
     for method in UNSERVED_METHODS:
-        handlers.pop(method, None)
+        lowlevel._request_handlers.pop(method, None)  # no public way to unregister one
+    # The SDK derives capabilities from the registered handlers in two ways: for initialize with
+    # every list-changed notice off, for 2026-07-28 from whether subscriptions/listen is served.
+    # MMW computes them once, the initialize way, and answers server/discover with them, so the
+    # two revisions cannot tell different stories.
+    server.capabilities = lowlevel.get_capabilities()
+    lowlevel.add_request_handler("server/discover", RequestParams, server._handle_discover)
     return server
 
 
@@ -185,8 +243,9 @@ class McpEndpoint:
             await _refusal(403, f"Origin not allowed: {headers['origin']!r}")(scope, receive, send)
             return
         version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await _unsupported_version(version)(scope, receive, send)
+        if version is not None and version not in SERVED_REVISIONS:
+            request_id = _request_id(await read_body(receive))
+            await _unsupported_version(version, request_id)(scope, receive, send)
             return
         if self._app is None:
             raise RuntimeError("the MCP endpoint is not running: serve the app with the ASGI lifespan on")
@@ -223,14 +282,33 @@ def _origin_allowed(origin: str | None) -> bool:
     return bool(domain) and validate_host(domain, allowed)
 
 
-def _refusal(status: int, message: str, code: int = -32600, data: dict[str, Any] | None = None) -> JSONResponse:
-    """A JSON-RPC error answered before the SDK sees the request (``id`` is unknown: null)."""
+def _refusal(
+    status: int,
+    message: str,
+    code: int = -32600,
+    data: dict[str, Any] | None = None,
+    request_id: RequestId | None = None,
+) -> JSONResponse:
+    """A JSON-RPC error answered before the SDK sees the request (``id`` null when not known)."""
     error: dict[str, Any] = {"code": code, "message": message, **({"data": data} if data else {})}
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=status)
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status)
 
 
-def _unsupported_version(version: str) -> JSONResponse:
-    """400 naming the header (the SDK would otherwise blame the body's ``params._meta``)."""
-    supported = list(SUPPORTED_PROTOCOL_VERSIONS)
+def _request_id(body: bytes) -> RequestId | None:
+    """The id of the one JSON-RPC request in ``body`` (a string or an integer), else None (a
+    notification, a batch, or not JSON). The body is already bounded in size and depth."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def _unsupported_version(version: str, request_id: RequestId | None) -> JSONResponse:
+    """400 UnsupportedProtocolVersionError naming the header (the SDK would otherwise blame the
+    body's ``params._meta`` for a request of the handshake era) and every revision served."""
+    supported = list(SERVED_REVISIONS)
     message = f"Unsupported MCP-Protocol-Version header: {version!r} (supported: {', '.join(supported)})"
-    return _refusal(400, message, UNSUPPORTED_PROTOCOL_VERSION, {"supported": supported, "requested": version})
+    data = {"supported": supported, "requested": version}
+    return _refusal(400, message, UNSUPPORTED_PROTOCOL_VERSION, data, request_id)

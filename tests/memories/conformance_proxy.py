@@ -1,5 +1,5 @@
 """A loopback proxy for the MCP conformance suite, which sends no auth header: every request is
-forwarded unchanged (Host and Origin included, so the DNS-rebinding scenario reaches MMW's own
+forwarded as sent (Host and Origin included, so the DNS-rebinding scenario reaches MMW's own
 checks) to ``/mcp`` of the live server, with ``Authorization: Bearer <key>`` added. Answers are
 streamed back as they arrive (SSE), ending with the connection (HTTP/1.0 framing)."""
 
@@ -25,8 +25,15 @@ class KeyProxy:
             def _forward(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-                headers["Authorization"] = f"Bearer {proxy.key}"
+                # Each header line as sent (a repeated one stays repeated), without the whitespace
+                # around its value, which is not part of it (RFC 9110 §5.5): http.server keeps some,
+                # and httpx refuses to send a value that starts or ends with it.
+                headers = [
+                    (name, value.strip(" \t"))
+                    for name, value in self.headers.items()
+                    if name.lower() not in HOP_BY_HOP | {"authorization"}
+                ]
+                headers.append(("Authorization", f"Bearer {proxy.key}"))
                 with httpx.Client(timeout=httpx.Timeout(60.0), trust_env=False) as client:
                     request = client.build_request(
                         self.command, proxy.upstream + self.path, headers=headers, content=body

@@ -16,7 +16,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION
+from mcp_types import INVALID_PARAMS, LATEST_PROTOCOL_VERSION, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from tests import live
@@ -92,10 +92,20 @@ def test_an_unsupported_protocol_version_header_is_refused_naming_the_header(
     assert post(live_server, tenancy.alice.key, TOOLS_LIST, {"MCP-Protocol-Version": "2025-06-18"}).status_code == 200
 
 
-def discover(url: str, key: str, version: str) -> httpx.Response:
+def stateless(url: str, key: str, method: str, params: dict[str, Any] | None = None, **options: Any) -> httpx.Response:
+    """One 2026-07-28 request: its version and capabilities in ``params._meta``, mirrored in headers."""
+    version, request_id = options.get("version", LATEST_MODERN_VERSION), options.get("request_id", 1)
     meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
-    return post(url, key, body, {"MCP-Protocol-Version": version, "Mcp-Method": "server/discover"})
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": meta}}
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    named = {"tools/call": "name", "resources/read": "uri"}.get(method)
+    if named is not None and params is not None:
+        headers["Mcp-Name"] = params[named]
+    return post(url, key, body, headers)
+
+
+def discover(url: str, key: str, version: str) -> httpx.Response:
+    return stateless(url, key, "server/discover", version=version)
 
 
 def negotiated(url: str, key: str, mode: str) -> str:
@@ -123,3 +133,88 @@ def test_the_sdk_client_negotiates_the_newest_revision_not_the_fallback(
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
     answer = post(live_server, tenancy.alice.key, INITIALIZE | {"params": params})
     assert answer.json()["result"]["protocolVersion"] == "2025-11-25"
+
+
+def initialize(url: str, key: str, version: str) -> dict[str, Any]:
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}
+    answer: dict[str, Any] = post(url, key, INITIALIZE | {"params": params}).json()
+    return answer
+
+
+def test_a_refused_version_is_answered_with_the_request_id_and_the_versions_really_served(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    """The refusal (UnsupportedProtocolVersionError, HTTP 400) carries the request's id and lists
+    what ``server/discover`` lists, and every version listed is served: the stateless one per
+    request, the others by the initialize handshake (and then in the header)."""
+    key = tenancy.alice.key
+    served = discover(live_server, key, LATEST_MODERN_VERSION).json()["result"]["supportedVersions"]
+    assert served == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    for version in served[1:]:
+        assert initialize(live_server, key, version)["result"]["protocolVersion"] == version
+        listed = post(live_server, key, TOOLS_LIST, {"MCP-Protocol-Version": version})
+        assert listed.status_code == 200, version
+        assert listed.json()["result"]["tools"], version
+    refusals = {
+        7: post(live_server, key, TOOLS_LIST | {"id": 7}, {"MCP-Protocol-Version": "1999-01-01"}),
+        "probe-1": stateless(live_server, key, "server/discover", version="1999-01-01", request_id="probe-1"),
+        None: post(live_server, key, {"jsonrpc": "2.0", "method": "ping"}, {"MCP-Protocol-Version": "1999-01-01"}),
+    }
+    for request_id, response in refusals.items():
+        assert response.status_code == 400
+        answer = response.json()
+        assert "id" in answer  # null when the request has none, never left out
+        assert answer["id"] == request_id
+        assert answer["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        assert answer["error"]["data"] == {"supported": served, "requested": "1999-01-01"}
+
+
+def test_initialize_and_discover_report_the_same_capabilities(live_server: LiveServer, tenancy: Tenancy) -> None:
+    """Nothing is ever pushed to a client (no list-changed notice, no resource updates), so neither
+    revision advertises it, and ``subscriptions/listen`` (the 2026-07-28 way to receive those) is
+    not served."""
+    key = tenancy.alice.key
+    handshake = initialize(live_server, key, LATEST_HANDSHAKE_VERSION)["result"]["capabilities"]
+    discovered = discover(live_server, key, LATEST_MODERN_VERSION).json()["result"]["capabilities"]
+    assert (
+        handshake
+        == discovered
+        == {
+            "tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+        }
+    )
+    listen = stateless(live_server, key, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    assert listen.status_code == 404
+    assert listen.json()["error"]["code"] == METHOD_NOT_FOUND
+
+
+def test_cacheable_results_say_how_long_and_with_whom_they_may_be_cached(
+    live_server: LiveServer, tenancy: Tenancy
+) -> None:
+    """2026-07-28 caching hints: what is the same for every caller may be shared for five minutes;
+    the tool listing depends on the caller's scopes (private); records change at any moment."""
+    key = tenancy.alice.key
+    requests: dict[str, dict[str, Any]] = {
+        "server/discover": {},
+        "resources/templates/list": {},
+        "tools/list": {},
+        "resources/list": {},
+        "resources/read": {"uri": "mmw://docs/README"},
+    }
+    hints = {
+        method: (answer["result"]["cacheScope"], answer["result"]["ttlMs"])
+        for method, params in requests.items()
+        for answer in [stateless(live_server, key, method, params).json()]
+    }
+    assert hints == {
+        "server/discover": ("public", 300_000),
+        "resources/templates/list": ("public", 300_000),
+        "tools/list": ("private", 300_000),
+        "resources/list": ("private", 0),
+        "resources/read": ("private", 0),
+    }
+    # the handshake revisions' answers carry no hints (their schema has none)
+    legacy = post(live_server, key, TOOLS_LIST, {"MCP-Protocol-Version": LATEST_HANDSHAKE_VERSION}).json()["result"]
+    assert "cacheScope" not in legacy
+    assert "ttlMs" not in legacy

@@ -1,6 +1,7 @@
-"""``tools/list`` per key over real HTTP with the official client: a key is listed only the tools
-its scopes let it call, the same list on every call; a tool left out of the listing still
-answers its documented error when called."""
+"""``tools/list`` per key over real HTTP with the official client, under both eras of the protocol
+(2026-07-28, where every request carries its key, and 2025-11-25, after the initialize handshake):
+a key is listed only the tools its scopes let it call, the same list on every call; a tool left
+out of the listing still answers its documented error when called."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ live_server = live.live_server
 
 pytestmark = pytest.mark.slow
 
+# the official client's modes: "auto" speaks 2026-07-28 to MMW, "legacy" the initialize handshake
+BOTH_REVISIONS = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["2026-07-28", "2025-11-25"])
+
 LEDGER_READS = {"ledger_list", "ledger_balance", "ledger_upcoming"}
 LEDGER_WRITES = {"ledger_record", "ledger_reverse", "ledger_complete"}
 MEMORY_READS = {
@@ -31,11 +35,12 @@ MEMORY_READS = {
 MEMORY_WRITES = {"remember", "forget", "forget_session"}
 
 
-def listed(url: str, key: str) -> list[str]:
-    return [tool.name for tool in mcp_list_tools(url, key)]
+def listed(url: str, key: str, mode: str) -> list[str]:
+    return [tool.name for tool in mcp_list_tools(url, key, mode=mode)]
 
 
-def test_a_key_is_listed_only_the_tools_its_scopes_allow(live_server: LiveServer, tenancy: Tenancy) -> None:
+@BOTH_REVISIONS
+def test_a_key_is_listed_only_the_tools_its_scopes_allow(live_server: LiveServer, tenancy: Tenancy, mode: str) -> None:
     alice, project = tenancy.alice.user, tenancy.alice.project
     assert set(MEMORY_READS | MEMORY_WRITES | LEDGER_READS | LEDGER_WRITES) == set(reference.TOOLS)
     expected = {
@@ -46,14 +51,15 @@ def test_a_key_is_listed_only_the_tools_its_scopes_allow(live_server: LiveServer
         issue_key(alice, project, scopes=ALL_SCOPES): set(reference.TOOLS),
     }
     for key, tools in expected.items():
-        names = listed(live_server, key)
+        names = listed(live_server, key, mode)
         assert set(names) == tools
-        assert listed(live_server, key) == names  # stable: clients cache the listing
+        assert listed(live_server, key, mode) == names  # stable: clients cache the listing
         assert names == [name for name in reference.TOOLS if name in tools]  # in one order for every key
 
 
+@BOTH_REVISIONS
 def test_calling_a_tool_left_out_of_the_listing_answers_its_documented_error(
-    live_server: LiveServer, tenancy: Tenancy
+    live_server: LiveServer, tenancy: Tenancy, mode: str
 ) -> None:
     alice, project = tenancy.alice.user, tenancy.alice.project
     read_only = issue_key(alice, project, scopes=[SCOPE_READ])
@@ -67,5 +73,5 @@ def test_calling_a_tool_left_out_of_the_listing_answers_its_documented_error(
         (ledger_only, "search", {"query": "x"}, "403 Forbidden: key lacks memory:read"),
     ]
     for key, tool, args, message in cases:
-        assert tool not in listed(live_server, key)
-        assert mcp_call(live_server, key, tool, args) == (True, f"Error executing tool {tool}: {message}")
+        assert tool not in listed(live_server, key, mode)
+        assert mcp_call(live_server, key, tool, args, mode=mode) == (True, f"Error executing tool {tool}: {message}")
