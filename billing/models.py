@@ -30,9 +30,7 @@ class Plan(models.Model):
     projects_per_account = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_key = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
     calls_per_minute_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
-    organization_features = models.BooleanField(
-        default=False, help_text="Members, roles, auditors and departments (SPEC §3)."
-    )
+    organization_features = models.BooleanField(default=False, help_text="Members, roles, auditors and departments.")
     is_default = models.BooleanField(
         default=False,
         help_text="New accounts start on this plan and ended subscriptions fall back to it (the Free plan). "

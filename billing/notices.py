@@ -1,4 +1,4 @@
-"""The texts people and agents see when an account may not write, in SPEC's exact shape:
+"""The texts people and agents see when an account may not write, in the documented shape:
 
 ``[MMW Notice]: <what happened>; <what still works>; <what to do, with the billing URL>``
 

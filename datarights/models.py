@@ -72,7 +72,7 @@ class AccountDeletion(models.Model):
 
 class WebhookEndpoint(models.Model):
     """An https URL of a project that is told about chosen events, signed with ``secret``
-    (docs/webhooks.md). ``cursor``: events up to this time have been turned into deliveries."""
+    (docs/reference/webhooks.md). ``cursor``: events up to this time have been turned into deliveries."""
 
     EVENTS = ("memory.created", "memory.forgotten", "memory.conflict", "session.uploaded")
 

@@ -1,4 +1,4 @@
-"""Currencies and exact amounts (SPEC §12): ISO 4217 codes and their minor units, kept as data
+"""Currencies and exact amounts: ISO 4217 codes and their minor units, kept as data
 (``iso4217.json``), and the one parser of an amount string. Never a float anywhere."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ledger entries (SPEC §12, docs/ledger.md): append-only financial records and reminders.
+"""Ledger entries (docs/ledger.md): append-only financial records and reminders.
 
 An entry is never edited or deleted: a correction is a new entry that ``reverses`` the original
 (``ledger.services.ledger_reverse``); the one-to-one link makes a second reversal impossible in

@@ -1,4 +1,4 @@
-"""Due reminders reach their author by e-mail (SPEC §12): ``send_due_reminders`` runs from beat
+"""Due reminders reach their author by e-mail: ``send_due_reminders`` runs from beat
 (``ledger.tasks``) and sends one e-mail per occurrence that fell due within the look-back window,
 once: a ``ReminderNotice`` row per (reminder, occurrence) is inserted in the same transaction
 that queues the e-mail (``mmw.mail.send_on_commit``), under a unique constraint, so a restart, a

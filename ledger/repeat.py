@@ -1,4 +1,4 @@
-"""Reminder repeat rules, RRULE-style (SPEC §12), and their expansion into occurrences.
+"""Reminder repeat rules, RRULE-style, and their expansion into occurrences.
 
 A rule is ``FREQ=DAILY|WEEKLY|MONTHLY|YEARLY`` with optional ``INTERVAL=n`` (1-366) and at most
 one end, ``COUNT=n`` (1-1000) or ``UNTIL=<RFC 3339 time or date>``. Monthly and yearly

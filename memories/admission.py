@@ -22,7 +22,7 @@ from mmw.errors import Forbidden
 
 class Admission(Protocol):
     """What may happen in one call. Each ``check_*`` / ``ensure_*`` raises an ``MMWError`` with
-    SPEC's text (``RateLimited``, ``Forbidden``, ``BillingNotice``) or returns."""
+    the documented text (``RateLimited``, ``Forbidden``, ``BillingNotice``) or returns."""
 
     def check_rate(self) -> None:
         """Count this call against the per-minute limits (every read and write of an API client;

@@ -5,10 +5,11 @@ bodies (``json_schema``), the MCP tools' input schemas (``tool_schema``) and the
 tables (``memories.reference``) are generated from the same table. So a parameter, its default,
 its type, its bounds and its error texts exist in exactly one place.
 
-``parse`` checks shape and bounds (docs/reliability.md, "Input bounds"): types; NUL and unpaired surrogates in
-any string; lengths (never truncating); list sizes; finite numbers; names a write would create.
-Product rules that have an order of their own in SPEC's error table (empty content, confidence
-range, ...) stay in the services, so both surfaces report them identically.
+``parse`` checks every declared bound (docs/reliability.md, "Input bounds"): types; NUL and
+unpaired surrogates in any string; lengths (never truncating); list sizes; finite numbers; names a
+write would create; emptiness where declared; ranges and allowed values — one text per kind of
+bound. Product rules that are not bounds (a hash without its source, an expiry in the past, ...)
+stay in the services, after it, so both surfaces report them identically.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ MAX_BATCH = 500  # records per POST /api/v1/memories/batch
 class Param:
     """One parameter: its JSON type and default, and the bounds ``parse`` enforces.
 
-    ``max_length`` bounds a string (or each string of a list), ``max_items`` a list; ``min_length``,
-    ``minimum`` and ``maximum`` are advertised in the schema (the services check them with SPEC's
-    texts and order: "content must not be empty", ranges), and
-    ``new_name`` marks a name a write creates (printable, no ``*``, control or bidi characters).
+    ``max_length`` bounds a string (or each string of a list), ``max_items`` a list; ``minimum`` and
+    ``maximum`` a number (``range_text``), ``enum`` its allowed values, ``blank`` the text of an
+    empty value (``min_length`` is advertised only); ``new_name`` marks a name a write creates
+    (printable, no ``*``, control or bidi characters).
     ``too_long`` / ``too_many`` replace the generic texts where the product words them itself.
 
     ``description`` is the one line an agent reads in a tool's input schema (every ``tools/list``

@@ -128,7 +128,7 @@ def guarded(
     fields: Mapping[str, FieldValue], *, secrets_mode: str
 ) -> tuple[dict[str, FieldValue], tuple[guard.Redaction, ...]]:
     """Memory Guard over the text ``fields`` of one write (records, session labels, ledger
-    entries): the clean values and what was redacted; a refusal becomes the SPEC's error,
+    entries): the clean values and what was redacted; a refusal becomes the documented error,
     ``Memory rejected by Security Guard: <reason>`` (code ``guard_rejected``)."""
     try:
         return guard.screen_fields(fields, secrets_mode=secrets_mode)

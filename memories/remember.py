@@ -78,7 +78,7 @@ class RememberInput:
 def memory_remember(
     *, principal: Principal, payload: Mapping[str, Any] | None, idempotency_key: str | None = None
 ) -> presenters.Remembered:
-    """Store one new record (never updating or deleting another) and return SPEC's answer.
+    """Store one new record (never updating or deleting another) and return the documented answer.
 
     With ``idempotency_key`` a replay of the same input returns the first answer unchanged, and
     the same key with other input is refused; the key is scoped to (API key, project, workspace).
@@ -502,7 +502,7 @@ def _check_derived_from(principal: Principal, ids: list[str] | None) -> list[uui
 
 
 def _screen(principal: Principal, data: RememberInput) -> tuple[dict[str, Any], list[presenters.Redaction]]:
-    """Memory Guard over every text field; refusals become the SPEC's error."""
+    """Memory Guard over every text field; refusals become the documented error."""
     fields: dict[str, Any] = {name: getattr(data, name) for name in record_rules.SCREENED_FIELDS}
     clean, redactions = record_rules.guarded(fields, secrets_mode=principal.project.guard_secrets_mode)
     return dict(clean), [{"field": r.field, "rule": r.rule_id} for r in redactions]

@@ -424,7 +424,7 @@ def present(
     scores: list[float | None] | None = None,
     freshness: statuses.Freshness | None = None,
 ) -> list[presenters.Record]:
-    """SPEC's result shape for each record, with statuses and graph relations computed now."""
+    """The documented result shape for each record, with statuses and graph relations computed now."""
     infos = statuses.compute(principal, records, freshness)
     relations = _relations(principal, [r.id for r in records])
     scores = scores or [None] * len(records)

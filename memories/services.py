@@ -35,7 +35,7 @@ from orgs.selectors import acting_membership
 def memory_keep_version(*, principal: Principal, memory_id: str) -> presenters.Remembered:
     """Resolve a conflict by keeping one version: a new version of its fact_key with the same
     content and provenance, written as a deliberate update of the newest version the caller can
-    read (``expected_version``), so every earlier version is superseded (SPEC §1). Audited.
+    read (``expected_version``), so every earlier version is superseded. Audited.
     Goes through ``memory_remember``: the same checks, Guard, limits and billing as any write."""
     wanted = _parse_uuid(memory_id)
     record = None

@@ -21,7 +21,7 @@ ALL = "*"
 @dataclass(frozen=True)
 class WorkspaceState:
     """What a workspace argument names: an existing live workspace, a name still free, or a
-    problem to report (kept, not raised, so writes can report it in SPEC's order)."""
+    problem to report (kept, not raised, so writes can report it in the documented order)."""
 
     name: str
     workspace: Workspace | None

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class TranscriptsConfig(AppConfig):
-    """Uploaded sessions and their turns (SPEC §8). Named ``transcripts`` because Django's
+    """Uploaded sessions and their turns. Named ``transcripts`` because Django's
     ``contrib.sessions`` owns the label ``sessions``; the product, the URLs and the models say
     "session"."""
 

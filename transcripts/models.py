@@ -29,7 +29,7 @@ class SessionQuerySet(models.QuerySet["Session"]):
         return self.filter(forgotten_at__isnull=True)
 
     def visible_to(self, principal: Principal) -> SessionQuerySet:
-        """THE scoping rule for sessions (SPEC §3, §8): the caller's account and project, then
+        """THE scoping rule for sessions: the caller's account and project, then
         its author's own sessions plus those shared with the project. An inactive membership
         (or one of another account) reads nothing; roles do not widen reading."""
         membership = principal.membership

@@ -9,7 +9,7 @@ again from the start under the same session; turns the server already holds come
 ``unchanged``, and a position that now holds other text is a per-turn 409 — counted as failed
 and reported, never overwritten.
 
-Routes (SPEC §8): ``PUT /api/v1/sessions/<client>/<session_id>`` (title, working directory,
+Routes: ``PUT /api/v1/sessions/<client>/<session_id>`` (title, working directory,
 started/ended), then ``POST …/turns`` ``{"turns": [{position, role, occurred_at, content}]}``,
 at most 500 a call.
 """

@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
                 ('projects_per_account', models.PositiveIntegerField(blank=True, help_text='Empty: unlimited.', null=True)),
                 ('calls_per_minute_per_key', models.PositiveIntegerField(blank=True, help_text='Empty: unlimited.', null=True)),
                 ('calls_per_minute_per_project', models.PositiveIntegerField(blank=True, help_text='Empty: unlimited.', null=True)),
-                ('organization_features', models.BooleanField(default=False, help_text='Members, roles, auditors and departments (SPEC §3).')),
+                ('organization_features', models.BooleanField(default=False, help_text='Members, roles, auditors and departments.')),
                 ('is_default', models.BooleanField(default=False, help_text='New accounts start on this plan and ended subscriptions fall back to it (the Free plan). At most one; with none (or an inactive one) such accounts have no subscription.')),
                 ('is_active', models.BooleanField(default=True, help_text='Offered to new subscribers.')),
                 ('sort_order', models.PositiveSmallIntegerField(default=0)),

@@ -567,7 +567,7 @@ HEALTHZ: Schema = {
 
 
 def add_components_and_healthz(result: JSON, generator: Any, request: Any, public: bool) -> JSON:
-    """drf-spectacular post-processing hook: the shared schemas, the paths as SPEC writes them
+    """drf-spectacular post-processing hook: the shared schemas, the paths as the reference writes them
     (the routes take an optional trailing slash; drf-spectacular renders it as required), and
     ``/healthz`` (not a DRF view)."""
     from ledger.api import ledger_schemas  # both import this module

@@ -148,7 +148,7 @@ _APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 # A write that forgets: repeating it changes nothing more.
 _ERASE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
-SPECS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "remember",
         "Remember a fact",
@@ -294,7 +294,7 @@ def scope_of_tool() -> dict[str, str]:
     return {
         spec.name: spec.scope
         or (SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE)
-        for spec in SPECS
+        for spec in TOOLS
     }
 
 
@@ -306,7 +306,7 @@ def tools_for(scopes: Collection[str]) -> frozenset[str]:
 
 
 def build_tools() -> list[Tool]:
-    return [_tool(spec) for spec in SPECS]
+    return [_tool(spec) for spec in TOOLS]
 
 
 def _tool(spec: ToolSpec) -> Tool:

@@ -1,4 +1,4 @@
-"""Repair values stored before the input bounds (SPEC §2) existed, so every row reads back.
+"""Repair values stored before the input bounds existed, so every row reads back.
 
 - ``expires_at`` beyond 100 years after the record's creation — including times past year 9999
   in UTC, which PostgreSQL stores but psycopg cannot load (one such row made every read of its

@@ -249,7 +249,7 @@ MMW_FORGOTTEN_RETENTION_DAYS = env_int("MMW_FORGOTTEN_RETENTION_DAYS", 30, minim
 MMW_IMPORT_MAX_BYTES = env_int("MMW_IMPORT_MAX_BYTES", 256 * 1024 * 1024, minimum=1024)  # decompressed
 MMW_IMPORT_MAX_LINES = env_int("MMW_IMPORT_MAX_LINES", 1_000_000, minimum=1)
 MMW_IMPORT_MAX_SECONDS = env_float("MMW_IMPORT_MAX_SECONDS", 1800.0, minimum=1.0)
-# Webhooks (docs/webhooks.md): https to public addresses only, unless the operator allows plain
+# Webhooks (docs/reference/webhooks.md): https to public addresses only, unless the operator allows plain
 # http or lists networks (CIDR) that may be reached even though private, loopback or link-local.
 MMW_WEBHOOK_ALLOW_HTTP = env_bool("MMW_WEBHOOK_ALLOW_HTTP", False)
 MMW_WEBHOOK_ALLOWED_NETWORKS = env_list("MMW_WEBHOOK_ALLOWED_NETWORKS", [])

@@ -1,4 +1,4 @@
-"""A tiny stand-in for the session routes (SPEC §8), for the sync client's progress and resume
+"""A tiny stand-in for the session routes, for the sync client's progress and resume
 logic only: it stores turns by position and can be told to fail (503) after N turn batches."""
 
 from __future__ import annotations

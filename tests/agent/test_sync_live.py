@@ -1,4 +1,4 @@
-"""``mmw-agent sync`` against the real session routes (SPEC §8): fixture trees of both clients
+"""``mmw-agent sync`` against the real session routes: fixture trees of both clients
 become sessions found by ``search_sessions`` with context; a second sync uploads nothing; an
 append uploads only the new turns; a secret comes back redacted; a malformed line is counted.
 

@@ -1,4 +1,4 @@
-"""Every notice, in SPEC's shape, on both surfaces: writes and forget refused (REST 402, MCP
+"""Every notice, in the documented shape, on both surfaces: writes and forget refused (REST 402, MCP
 isError), reads answered with the notice in ``notice``; rate limits as MCP errors too."""
 
 from __future__ import annotations

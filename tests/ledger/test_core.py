@@ -1,4 +1,4 @@
-"""The ledger's services and selectors (SPEC §12): exact amounts, references, reversals,
+"""The ledger's services and selectors: exact amounts, references, reversals,
 balances, repeats, scopes and visibility across Alice, Bob and Charlie."""
 
 from __future__ import annotations

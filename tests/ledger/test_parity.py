@@ -1,4 +1,4 @@
-"""REST and MCP give every ledger error the same text (SPEC §12: "same texts on both"): one case
+"""REST and MCP give every ledger error the same text (the same texts on both): one case
 per error of docs/reference/errors.md's ledger table (and the ledger's limit and Guard texts), each
 sent over real HTTP to ``POST /api/v1/ledger/<route>`` and through the official MCP client. The
 REST status and error code are pinned too: the core raises one error, both surfaces translate it."""

@@ -1,4 +1,4 @@
-"""Due reminders e-mail their author once per occurrence (SPEC §12), with a frozen clock: a
+"""Due reminders e-mail their author once per occurrence, with a frozen clock: a
 second run, a run after a restart, and a cancelled reminder send nothing more."""
 
 from __future__ import annotations

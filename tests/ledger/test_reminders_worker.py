@@ -1,6 +1,6 @@
 """Due-reminder e-mails sent by the real Celery worker on the real broker, with a frozen clock
 (the task's ``now``): each occurrence exactly once — across repeated runs, two runs at once, a
-worker restart — and never for a completed occurrence (SPEC §12, docs/ledger.md)."""
+worker restart — and never for a completed occurrence (docs/ledger.md)."""
 
 from __future__ import annotations
 

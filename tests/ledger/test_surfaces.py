@@ -1,5 +1,5 @@
-"""The ledger over REST and MCP: the same operations, answers and error texts (SPEC §12), and a
-memory-only key refused on both with SPEC's text."""
+"""The ledger over REST and MCP: the same operations, answers and error texts, and a
+memory-only key refused on both with the documented text."""
 
 from __future__ import annotations
 

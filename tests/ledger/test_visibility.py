@@ -1,4 +1,4 @@
-"""Who sees which ledger entries (SPEC §3 on §12's entries): a fixed organisation with every role,
+"""Who sees which ledger entries (the visibility rule on ledger entries): a fixed organisation with every role,
 a department, a restricted project and a deactivated member, checked on every ledger read
 (list, balance, upcoming) and write that names an entry (reverse, complete). The expected table is
 written out by hand, not derived from ``visibility_rule``."""

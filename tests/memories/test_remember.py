@@ -86,7 +86,7 @@ OK = {"content": "ordinary fact"}
         ),
         ({**OK, "derived_from": [str(uuid.uuid4())]}, 400, "derived_from contains unknown memory ids"),
         ({**OK, "derived_from": ["not-a-uuid"]}, 400, "derived_from contains unknown memory ids"),
-        # several rules broken at once: the first in SPEC order wins
+        # several rules broken at once: the first in the documented order wins
         ({"content": "", "confidence": 7, "workspace": ""}, 400, "content must not be empty"),
         ({**OK, "workspace": "", "confidence": 7}, 400, "workspace and scope must not be empty"),
         ({**OK, "confidence": 7, "source_hash": "h"}, 400, "confidence must be between 0 and 1"),

@@ -1,4 +1,4 @@
-"""Signals people can trust (SPEC §1): a conflict is a divergence, not an update; staleness comes
+"""Signals people can trust: a conflict is a divergence, not an update; staleness comes
 from the source's newest known hash; summaries inherit only real problems; a record the caller
 cannot see never makes a visible one conflict or stale."""
 
