@@ -52,13 +52,17 @@ def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
             return redirect("dashboard:keys", project_id=project.pk)
     status = 400 if form.errors else 200
     rows = selectors.projects_of(membership)
+    account = membership.account
+    personal = account.kind == Account.Kind.PERSONAL
     return page(
         request,
         "dashboard/projects.html",
-        account=membership.account,
+        account=account,
         membership=membership,
         form=form,
         rows=rows,
+        # a new organisation starts on the default plan; an organisation has its own
+        gap=billing_selectors.organization_features_gap(None if personal else account),
         status=status,
     )
 
@@ -72,7 +76,10 @@ def organization_create(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Give the organisation a name.")
         return redirect("dashboard:home")
     account = account_create(name=form.cleaned_data["name"].strip(), owner=user, kind=Account.Kind.ORGANIZATION)
-    messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+    if billing_selectors.organization_features_gap(account) is None:
+        messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+    else:
+        messages.success(request, f"Organisation {account.name} created. Its plan does not include members yet.")
     return redirect("dashboard:projects", tenant_id=account.tenant_id)
 
 

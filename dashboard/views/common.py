@@ -69,7 +69,13 @@ def flash_error(request: HttpRequest, exc: MMWError, *, refused: str = "Not done
     if isinstance(exc, BillingNotice):
         messages.error(request, f"{refused}: this account is read-only until its billing is sorted out.")
         return
+    if exc.code == PLAN_FEATURE:  # the page's note (dashboard/_plan_gap.html) gives the way forward
+        messages.error(request, f"{refused}: members, roles and departments are not included in this account's plan.")
+        return
     messages.error(request, exc.message)
+
+
+PLAN_FEATURE = "plan_feature"  # billing.gate.ensure_organization_features's code
 
 
 def require_manager(membership: Membership) -> None:

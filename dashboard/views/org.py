@@ -16,10 +16,19 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts import services as account_services
 from accounts.models import Account
+from billing.selectors import organization_features_gap
 from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
 from dashboard.templatetags.mmw_dashboard import audit_target
-from dashboard.views.common import flash_error, page, query_without, raise_as_http, require_manager, user_of
+from dashboard.views.common import (
+    PLAN_FEATURE,
+    flash_error,
+    page,
+    query_without,
+    raise_as_http,
+    require_manager,
+    user_of,
+)
 from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
@@ -61,6 +70,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
     membership = selectors.membership_in(user, tenant_id)
     account = membership.account
     form = InvitationForm(request.POST or None)
+    refused = False
     if request.method == "POST":
         require_manager(membership)
         if form.is_valid():
@@ -69,8 +79,10 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
                     account=account, actor=user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
                 )
             except MMWError as exc:
-                flash_error(request, exc)
-                form.add_error(None, exc.message)
+                flash_error(request, exc)  # the plan's refusal: the flash, and the page's note says what to do
+                refused = True
+                if exc.code != PLAN_FEATURE:
+                    form.add_error(None, exc.message)
             else:
                 messages.success(request, invitation_sent(issued))
                 return redirect("dashboard:members", tenant_id=tenant_id)
@@ -88,7 +100,8 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
         invitations=org_selectors.open_invitations(account=account, actor=user),
         form=form,
         roles=Membership.Role.choices,
-        status=400 if form.errors else 200,
+        gap=organization_features_gap(account),
+        status=400 if form.errors or refused else 200,
     )
 
 
@@ -170,7 +183,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
                 return redirect("dashboard:departments", tenant_id=tenant_id)
         except MMWError as exc:
             flash_error(request, exc)
-            if action == "create":
+            if action == "create" and exc.code != PLAN_FEATURE:
                 form.add_error("name", exc.message)
     return page(
         request,
@@ -180,6 +193,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
         rows=org_selectors.department_list(account=account, actor=user),
         members=org_selectors.active_members(account=account),
         form=form,
+        gap=organization_features_gap(account),
         status=400 if form.errors else 200,
     )
 
