@@ -196,3 +196,23 @@ class SignInLink(models.Model):
 
     def __str__(self) -> str:
         return f"sign-in link for {self.user_id} ({'used' if self.used_at else 'open'})"
+
+
+class RefusedCall(models.Model):
+    """Calls refused with one of our keys, for one reason (``accounts.refusals``): how many, the
+    first and the last. One row per (key, reason), so a flood of refused calls grows a counter,
+    never the table; a key's rows go with it. Written by ``accounts.refused_calls`` in batches."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="refused_calls")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=32)
+    count = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api_key", "reason"], name="refused_call_key_reason")]
+        indexes = [models.Index(fields=["account", "-last_at"], name="refused_call_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.reason} ×{self.count}"

@@ -177,6 +177,9 @@ MMW_KEY_CACHE_SECONDS = env_float("MMW_KEY_CACHE_SECONDS", 1.0, minimum=0.0)
 # Seconds the call gate reuses an account's subscription row in a process (billing.state_cache): a
 # suspension or plan change applies within this everywhere, at once in the process that saved it.
 MMW_BILLING_CACHE_SECONDS = env_float("MMW_BILLING_CACHE_SECONDS", MMW_KEY_CACHE_SECONDS, minimum=0.0)
+# Seconds a process gathers refused-call counts before writing them (accounts.refused_calls): one
+# write per interval however many keys are refused.
+MMW_REFUSED_CALLS_FLUSH_SECONDS = env_float("MMW_REFUSED_CALLS_FLUSH_SECONDS", 10.0, minimum=0.0)
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
