@@ -5,6 +5,7 @@ class DatarightsConfig(AppConfig):
     """Export, import and deletion with retention (docs/data.md, docs/export-format.md)."""
 
     name = "datarights"
+    verbose_name = "Deletions and webhooks"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

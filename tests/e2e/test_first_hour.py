@@ -7,14 +7,21 @@ import io
 import re
 from typing import Any
 
+import httpx
 import pytest
 from django.core.management import call_command
 from playwright.sync_api import Browser, expect
 
 from accounts import services
+from accounts.models import User
+from dashboard.principals import principal_for_user
+from dashboard.support import ensure_support_group
+from memories.services import memory_remember
+from orgs.models import Membership
 from tests import live
 from tests.e2e.conftest import shot
 from tests.e2e.test_ux import PHONE, signed_in
+from tests.factories import on_plan
 
 pytestmark = pytest.mark.slow
 
@@ -77,4 +84,60 @@ def test_the_quickstart_link_takes_its_user_into_the_dashboard_with_a_password(
     shot(page, "quickstart-signed-in-phone")
     page.goto(link.group(1))
     expect(page.locator(".messages")).to_contain_text("This sign-in link was already used")
+    page.context.close()
+
+
+def test_support_answers_my_key_stopped_working_and_search_returns_nothing_from_the_customer_page(
+    browser: Browser, live_server: live.LiveServer, settings: Any
+) -> None:
+    """Item 4: six page hops, a key search that found nothing for ``mmw_DtDrnBJw…``, and 401s
+    recorded nowhere. Dana's old key was revoked by a colleague; the key she made since is for
+    the empty project "staging", so search answers nothing."""
+    settings.MMW_REFUSED_CALLS_FLUSH_SECONDS = 0.0
+    owner, _ = services.user_get_or_create(email="owner@acme.test")
+    acme = on_plan(services.account_create(name="Acme", owner=owner))
+    dana, _ = services.user_get_or_create(email="dana@acme.test")
+    Membership.objects.create(account=acme, user=dana, role=Membership.Role.MEMBER)
+    prod, _ = services.project_get_or_create(account=acme, name="prod", actor=owner)
+    staging, _ = services.project_get_or_create(account=acme, name="staging", actor=owner)
+    old = services.api_key_create(user=dana, project=prod, device_label="dana-laptop")
+    principal = principal_for_user(dana, prod)
+    assert principal is not None
+    memory_remember(principal=principal, payload={"content": "prod deploys from the main branch"})
+    services.api_key_revoke(api_key=old.api_key, actor=owner)
+    new = services.api_key_create(user=dana, project=staging, device_label="dana-laptop")
+    for _ in range(3):
+        answer = httpx.get(f"{live_server}/api/v1/workspaces", headers={"Authorization": f"Bearer {old.raw}"})
+        assert answer.json()["error"]["message"] == "API key revoked"
+    search = httpx.post(
+        f"{live_server}/api/v1/memories/search",
+        headers={"Authorization": f"Bearer {new.raw}"},
+        json={"query": "how does prod deploy"},
+    )
+    assert search.json()["results"] == []
+    support = User.objects.create_user("support@mmw.test", "pw", is_staff=True)
+    support.groups.add(ensure_support_group())
+
+    page = signed_in(browser, live_server.url, support).new_page()
+    page.goto("/admin/accounts/account/")
+    page.locator("#searchbar").fill(f"mmw_{old.api_key.prefix}…")  # as the ticket quotes it
+    page.locator("#changelist-search input[type=submit]").click()
+
+    expect(page.get_by_role("heading", name="Customer: Acme")).to_be_visible()
+    searched = page.get_by_test_id("searched-key")
+    expect(searched).to_contain_text("revoked")
+    expect(searched).to_contain_text("dana@acme.test")
+    expect(searched).to_contain_text("prod")
+    refused = page.get_by_test_id("refused")
+    expect(refused).to_contain_text(f"mmw_{old.api_key.prefix}…")
+    expect(refused).to_contain_text("API key revoked")
+    keys = page.get_by_test_id("keys")
+    expect(keys.locator("tr", has_text=f"mmw_{new.api_key.prefix}…")).to_contain_text("active")
+    expect(keys.locator("tr", has_text=f"mmw_{new.api_key.prefix}…")).to_contain_text("staging")
+    usage = page.get_by_test_id("usage")
+    expect(usage.locator("tr", has_text="staging")).to_contain_text("0")
+    expect(usage.locator("tr", has_text="prod")).to_contain_text("1")
+    expect(page.get_by_test_id("plan")).to_contain_text("Team")
+    expect(page.get_by_test_id("deletion")).to_contain_text("None.")
+    shot(page, "admin-customer")
     page.context.close()
