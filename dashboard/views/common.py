@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from accounts.models import Account, User
 from billing.selectors import banner_for
+from dashboard.context_processors import remember_account
 from dashboard.selectors import memberships_of
 from mmw.errors import BillingNotice, Forbidden, MMWError, NotFound
 from orgs.models import Membership
@@ -34,6 +35,8 @@ def page(
 ) -> HttpResponse:
     """Render a dashboard page with the navigation, the account switcher and the billing banner."""
     user = user_of(request)
+    if account is not None:
+        remember_account(request, account.tenant_id)
     base = {
         "account": account,
         "membership": membership,

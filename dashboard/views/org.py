@@ -4,13 +4,15 @@ organisation's settings; and the invitation link a new member opens."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -344,11 +346,14 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
     )
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
 def invitation_accept(request: HttpRequest) -> HttpResponse:
-    """The link from the invitation e-mail: sign in (or sign up) as the invited address, confirm."""
+    """The link from the invitation e-mail: sign in (or sign up) as the invited address, confirm.
+    Someone not signed in reads the invitation first (who invites them where, as what) with the
+    ways in — create an account with that address, or sign in — each coming back here after."""
     token = request.POST.get("token") or request.GET.get("token") or ""
+    if not request.user.is_authenticated:
+        return _invitation_for_a_stranger(request, token)
     if request.method == "POST":
         try:
             joined = org_services.invitation_accept(token=token, user=user_of(request))
@@ -361,3 +366,20 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
     except MMWError as exc:  # used, revoked or replaced, expired, another address: say so, offer nothing
         return page(request, "dashboard/invitation.html", account=None, token="", error=exc.message, status=400)
     return page(request, "dashboard/invitation.html", account=None, token=token, error="", invitation=invitation)
+
+
+def _invitation_for_a_stranger(request: HttpRequest, token: str) -> HttpResponse:
+    back = f"{reverse('dashboard:invitation-accept')}?{urlencode({'token': token})}"
+    try:
+        invitation = org_services.invitation_preview(token=token)
+    except MMWError as exc:
+        context = {"error": exc.message, "token": "", "stranger": True}
+        return render(request, "dashboard/invitation.html", context, status=400)
+    context = {
+        "invitation": invitation,
+        "stranger": True,
+        "error": "",
+        "signup_url": f"{reverse('account_signup')}?{urlencode({'next': back})}",
+        "login_url": f"{reverse('account_login')}?{urlencode({'next': back})}",
+    }
+    return render(request, "dashboard/invitation.html", context)

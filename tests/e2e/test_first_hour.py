@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
+from django.core import mail
 from django.core.management import call_command
 from playwright.sync_api import Browser, expect
 
@@ -17,6 +18,7 @@ from accounts.models import User
 from dashboard.principals import principal_for_user
 from dashboard.support import ensure_support_group
 from memories.services import memory_remember
+from orgs import services as org_services
 from orgs.models import Membership
 from tests import live
 from tests.e2e.conftest import shot
@@ -140,4 +142,93 @@ def test_support_answers_my_key_stopped_working_and_search_returns_nothing_from_
     expect(page.get_by_test_id("plan")).to_contain_text("Team")
     expect(page.get_by_test_id("deletion")).to_contain_text("None.")
     shot(page, "admin-customer")
+    page.context.close()
+
+
+def test_at_390px_every_key_row_shows_its_revoke_button_without_scrolling(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """Item 7: the keys table hid Revoke off the right edge at 390 px."""
+    dana, _ = services.user_get_or_create(email="dana@acme.test")
+    personal = services.personal_account(user=dana)
+    project, _ = services.project_get_or_create(account=personal, name="default", actor=dana)
+    for label in ("dana-laptop", "dana-desktop-with-a-long-device-label"):
+        services.api_key_create(user=dana, project=project, name="quickstart", device_label=label)
+    page = signed_in(browser, live_server.url, dana, PHONE).new_page()
+    page.goto(f"/p/{project.pk}/keys/")
+    buttons = page.get_by_role("button", name="Revoke")
+    expect(buttons).to_have_count(2)
+    for i in range(2):
+        box = buttons.nth(i).bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= PHONE["width"], box
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    expect(page.locator(".crumbs")).to_have_text("Personal › default")
+    shot(page, "keys-phone")
+    page.context.close()
+
+
+def test_dark_mode_follows_the_system_setting(browser: Browser, live_server: live.LiveServer) -> None:
+    dana, _ = services.user_get_or_create(email="dana@acme.test")
+    personal = services.personal_account(user=dana)
+    background = "getComputedStyle(document.body).backgroundColor"
+    schemes: tuple[tuple[Literal["dark", "light"], bool], ...] = (("dark", True), ("light", False))
+    for scheme, dark in schemes:
+        context = signed_in(browser, live_server.url, dana)
+        page = context.new_page()
+        page.emulate_media(color_scheme=scheme)
+        page.goto(f"/a/{personal.tenant_id}/")
+        red, green, blue = (int(c) for c in re.findall(r"\d+", page.evaluate(background))[:3])
+        assert (max(red, green, blue) < 60) is dark, (scheme, red, green, blue)
+        text = page.evaluate("getComputedStyle(document.querySelector('h1')).color")
+        assert (min(int(c) for c in re.findall(r"\d+", text)[:3]) > 180) is dark, text
+        if dark:
+            shot(page, "projects-dark")
+        context.close()
+
+
+def test_the_header_keeps_the_account_docs_and_security_on_sign_in_settings_data_and_docs(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """Item 7: on /accounts/*, /data/ and /docs/ the header lost Projects, Usage and Billing;
+    /docs/ was linked only from error pages; two-factor only through one's own e-mail."""
+    dana, _ = services.user_get_or_create(email="dana@acme.test")
+    personal = services.personal_account(user=dana)
+    page = signed_in(browser, live_server.url, dana).new_page()
+    page.goto(f"/a/{personal.tenant_id}/")
+    for path in ("/accounts/email/", "/data/", "/docs/"):
+        page.goto(path)
+        nav = page.get_by_role("navigation", name="Main")
+        for name in ("Projects", "Usage", "Billing", "Docs", "Security"):
+            expect(nav.get_by_role("link", name=name, exact=True)).to_be_visible()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Security").click()
+    expect(page.get_by_role("heading", name="Two-Factor Authentication")).to_be_visible()
+    page.context.close()
+
+
+def test_an_invitee_without_an_account_reads_the_invitation_then_signs_up_and_joins(
+    browser: Browser, live_server: live.LiveServer
+) -> None:
+    """Item 7: the invitation link led a stranger to a bare "Sign In" page."""
+    owner, _ = services.user_get_or_create(email="owner@acme.test")
+    acme = on_plan(services.account_create(name="Acme", owner=owner))
+    issued = org_services.invitation_create(account=acme, actor=owner, email="ivan@acme.test", role="member")
+    link = "/" + issued.url.split("://", 1)[1].split("/", 1)[1]
+    page = browser.new_context(base_url=live_server.url, viewport=PHONE).new_page()
+    page.goto(link)
+    expect(page.get_by_test_id("invitation-summary")).to_contain_text("owner@acme.test invited ivan@acme.test to Acme")
+    shot(page, "invitation-stranger-phone")
+    page.get_by_role("link", name="Create an account").click()
+    page.get_by_label("Email").fill("ivan@acme.test")
+    page.locator("#id_password1").fill("a-long-pass-phrase-9")
+    page.locator("#id_password2").fill("a-long-pass-phrase-9")
+    page.get_by_role("button", name="Sign Up").click()
+    confirm = re.search(r"https?://\S+/accounts/confirm-email/\S+/", str(mail.outbox[-1].body))
+    assert confirm is not None
+    page.goto(confirm.group(0))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_test_id("invitation-summary")).to_contain_text("invited you to Acme")
+    page.get_by_role("button", name="Accept invitation").click()
+    expect(page.locator(".messages")).to_contain_text("Welcome to Acme: you joined as member.")
     page.context.close()
