@@ -121,3 +121,19 @@ def test_an_unreachable_stripe_is_asked_for_prices_once_per_minute_not_on_every_
         assert "$19 / month" in page  # the plan's own figure meanwhile
     assert asked == ["price_pro"]
     assert presenters.PRICE_FAILURE_CACHE_SECONDS == 60
+
+
+def test_the_key_pages_name_the_local_agent_and_its_login_that_asks_for_the_key(tenancy: Tenancy) -> None:
+    alice = tenancy.alice
+    client = client_for(alice.user)
+    listing = client.get(reverse("dashboard:keys", args=[alice.project.pk])).content.decode()
+    assert "mmw-agent login --url http://testserver" in visible(listing)
+    created = client.post(
+        reverse("dashboard:keys", args=[alice.project.pk]),
+        {"name": "laptop", "device_label": "laptop", "scopes": ["memory:read", "memory:write"], "expires": "90"},
+    )
+    page = visible(created.content.decode())
+    assert "Local agent (mmw-agent)" in page
+    snippet = re.split(r"REST \(curl\)|Done", page.split("Local agent (mmw-agent)", 1)[1])[0]
+    assert "mmw-agent login --url" in snippet
+    assert "mmw_" not in snippet  # the key is typed at the prompt, not put on a command line
