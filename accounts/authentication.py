@@ -5,8 +5,7 @@ from __future__ import annotations
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from accounts.keys import Principal, resolve_bearer_or_refusal
-from accounts.refusals import Refusal, text_of
+from accounts.keys import Principal, Refusal, refusal_text, resolve_bearer_or_refusal
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -20,7 +19,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         # OAuth access tokens are audience-bound to /mcp (RFC 8707): REST is not their resource.
         if not isinstance(principal, Principal) or principal.oauth is not None:
             refusal = principal if isinstance(principal, Refusal) else Refusal.UNKNOWN
-            raise exceptions.AuthenticationFailed(text_of(refusal))  # the same text /mcp answers
+            raise exceptions.AuthenticationFailed(refusal_text(refusal))  # the same text /mcp answers
         return (principal.user, principal)
 
     def authenticate_header(self, request: Request) -> str:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts import key_cache, refusals, refused_calls
 from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
-from accounts.refusals import Refusal
+from accounts.refusals import Refusal as Refusal  # re-exported: the surfaces name it through accounts.keys
 from mmw import text
 from oauth.models import Token
 from orgs.models import Membership
@@ -151,6 +151,11 @@ def resolve_key_or_refusal(raw_key: str) -> Principal | Refusal:
         refusal = Refusal.NO_ACCESS
     refused_calls.note(key, refusal)
     return refusal
+
+
+def refusal_text(refusal: Refusal) -> str:
+    """The 401 text of a refusal, the same on REST (``accounts.authentication``) and ``/mcp``."""
+    return refusals.text_of(refusal)
 
 
 def _refusal_of(key: ApiKey) -> Refusal | None:

@@ -25,9 +25,8 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from accounts.keys import Principal, bearer_token, cached_principal, resolve_key_or_refusal
+from accounts.keys import Principal, Refusal, bearer_token, cached_principal, refusal_text, resolve_key_or_refusal
 from accounts.models import MEMORY_SCOPES, SCOPE_READ
-from accounts.refusals import Refusal, text_of
 from memories.mcp.threads import run_sync
 from oauth import config
 
@@ -48,7 +47,7 @@ class ApiKeyVerifier:
         if resolved is None:
             resolved = await run_sync(resolve_key_or_refusal, token)
         if not isinstance(resolved, Principal):
-            _refusal.set(text_of(resolved or Refusal.UNKNOWN))  # the 401 says why, in REST's words (BearerGate)
+            _refusal.set(refusal_text(resolved or Refusal.UNKNOWN))  # the 401 says why, in REST's words (BearerGate)
             return None
         principal = resolved
         key = principal.api_key
