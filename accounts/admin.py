@@ -10,11 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
+from accounts import admin_customer
 from accounts.admin_login import ThrottledAdminAuthenticationForm
-from accounts.models import Account, ApiKey, AuditEvent, Project, User, Workspace
+from accounts.models import Account, ApiKey, AuditEvent, Project, RefusedCall, User, Workspace
+from accounts.selectors import accounts_matching, key_prefix_in
 from accounts.services import api_key_revoke
 
 if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
@@ -24,9 +32,10 @@ if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
     WorkspaceBase = admin.ModelAdmin[Workspace]
     ApiKeyBase = admin.ModelAdmin[ApiKey]
     AuditBase = admin.ModelAdmin[AuditEvent]
+    RefusedBase = admin.ModelAdmin[RefusedCall]
 else:
     UserBase = DjangoUserAdmin
-    AccountBase = ProjectBase = WorkspaceBase = ApiKeyBase = AuditBase = admin.ModelAdmin
+    AccountBase = ProjectBase = WorkspaceBase = ApiKeyBase = AuditBase = RefusedBase = admin.ModelAdmin
 
 # The admin's login is throttled like the dashboard's (same limiter, same counters).
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -70,15 +79,64 @@ class ProjectInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Account)
 class AccountAdmin(AccountBase):
-    list_display = ("tenant_id", "name", "kind", "created_at")
+    """Accounts, found by a member's e-mail, the tenant id, the name, a project id or any form of a
+    key (``mmw_DtDrnBJw…`` as the key list shows it, the whole key, the bare prefix); a search
+    that names one account opens its customer page (``accounts.admin_customer``)."""
+
+    list_display = ("tenant_id", "name", "kind", "created_at", "customer_link")
     list_filter = ("kind",)
     search_fields = ("tenant_id", "name", "memberships__user__email")
-    readonly_fields = ("tenant_id", "kind", "created_at")
+    search_help_text = "E-mail, tenant id, name, project id, or a key (mmw_… as shown, or the bare prefix)."
+    readonly_fields = ("tenant_id", "kind", "created_at", "customer_link")
     inlines = (ProjectInline,)
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[Account], search_term: str) -> Any:
-        results, _ = super().get_search_results(request, queryset, search_term)
-        return results.distinct(), False
+        if not search_term.strip():
+            return queryset, False
+        return queryset.filter(pk__in=accounts_matching(search_term).values("pk")), False
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        term = request.GET.get("q", "").strip()
+        if term and self.has_view_permission(request):
+            found = list(accounts_matching(term).values_list("pk", flat=True)[:2])
+            if len(found) == 1:
+                return redirect(_customer_url(found[0], key_prefix_in(term)))
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description="customer page")
+    def customer_link(self, obj: Account) -> str:
+        return format_html('<a href="{}">Customer page</a>', _customer_url(obj.pk, None))
+
+    def get_urls(self) -> list[URLPattern]:
+        own = [
+            path(
+                "<int:account_id>/customer/",
+                self.admin_site.admin_view(self.customer_view),
+                name="accounts_account_customer",
+            )
+        ]
+        return [*own, *super().get_urls()]
+
+    def customer_view(self, request: HttpRequest, account_id: int) -> HttpResponseBase:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        account = Account.objects.filter(pk=account_id).first()
+        if account is None:
+            raise Http404("account not found")
+        prefix = key_prefix_in(request.GET.get("key", ""))
+        context = {
+            **self.admin_site.each_context(request),
+            **admin_customer.context(account, prefix),
+            "opts": self.model._meta,
+            "title": f"Customer: {account.name}",
+            "searched_prefix": prefix,
+        }
+        return TemplateResponse(request, "admin/accounts/account/customer.html", context)
+
+
+def _customer_url(account_id: int, prefix: str | None) -> str:
+    url = reverse("admin:accounts_account_customer", args=[account_id])
+    return f"{url}?key={prefix}" if prefix else url
 
 
 @admin.register(Project)
@@ -105,6 +163,7 @@ class ApiKeyAdmin(ApiKeyBase):
         "account",
         "project",
         "device_label",
+        "state",
         "last_used_at",
         "expires_at",
         "revoked_at",
@@ -112,6 +171,14 @@ class ApiKeyAdmin(ApiKeyBase):
     list_select_related = ("user", "account", "project")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("prefix", "user__email", "account__tenant_id", "device_label")
+    search_help_text = "A key as shown (mmw_DtDrnBJw…), the whole key, its prefix, an e-mail, a tenant id or a device."
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[ApiKey], search_term: str) -> Any:
+        prefix = key_prefix_in(search_term)
+        if prefix is not None:  # "mmw_DtDrnBJw…" found nothing before: only the bare prefix matched
+            return queryset.filter(prefix=prefix), False
+        return super().get_search_results(request, queryset, search_term)
+
     exclude = ("digest",)
     readonly_fields = (
         "account",
@@ -131,6 +198,10 @@ class ApiKeyAdmin(ApiKeyBase):
     @admin.display(description="key")
     def prefix_display(self, obj: ApiKey) -> str:
         return f"mmw_{obj.prefix}…"
+
+    @admin.display(description="state")
+    def state(self, obj: ApiKey) -> str:
+        return admin_customer.key_state(obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # keys are issued to their holder, shown once; never by staff
@@ -156,3 +227,23 @@ class AuditEventAdmin(ReadOnlyMixin, AuditBase):
     list_filter = ("action",)
     search_fields = ("action", "account__tenant_id", "actor_user__email", "target_id")
     date_hierarchy = "created_at"
+
+
+@admin.register(RefusedCall)
+class RefusedCallAdmin(ReadOnlyMixin, RefusedBase):
+    """Calls refused with a key of ours, per key and reason (``accounts.refused_calls``)."""
+
+    list_display = ("last_at", "key", "reason", "count", "first_at", "account")
+    list_select_related = ("api_key", "account")
+    list_filter = ("reason",)
+    search_fields = ("api_key__prefix", "account__tenant_id")
+
+    @admin.display(description="key")
+    def key(self, obj: RefusedCall) -> str:
+        return f"mmw_{obj.api_key.prefix}…"
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[RefusedCall], search_term: str) -> Any:
+        prefix = key_prefix_in(search_term)
+        if prefix is not None:
+            return queryset.filter(api_key__prefix=prefix), False
+        return super().get_search_results(request, queryset, search_term)

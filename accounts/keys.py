@@ -13,11 +13,11 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Literal
 
-from django.db.models import Q
 from django.utils import timezone
 
-from accounts import key_cache
+from accounts import key_cache, refusals, refused_calls
 from accounts.models import SCOPE_READ, Account, ApiKey, Project, User
+from accounts.refusals import Refusal as Refusal  # re-exported: the surfaces name it through accounts.keys
 from mmw import text
 from oauth.models import Token
 from orgs.models import Membership
@@ -99,8 +99,14 @@ def bearer_token(header: str | None) -> str | None:
 
 def resolve_bearer(header: str | None) -> Principal | None:
     """Resolve an ``Authorization`` header value; ``None`` for anything but a live key."""
+    result = resolve_bearer_or_refusal(header)
+    return result if isinstance(result, Principal) else None
+
+
+def resolve_bearer_or_refusal(header: str | None) -> Principal | Refusal:
+    """``resolve_bearer`` saying why a header was refused (``accounts.refusals``)."""
     token = bearer_token(header)
-    return resolve_key(token) if token is not None else None
+    return resolve_key_or_refusal(token) if token is not None else Refusal.UNKNOWN
 
 
 def resolve_key(raw_key: str) -> Principal | None:
@@ -108,28 +114,61 @@ def resolve_key(raw_key: str) -> Principal | None:
     deleted, its membership deactivated or removed, or its holder without access to the
     project). Compares digests in constant time. An OAuth access token (``mmwat_…``) resolves
     through its grant to the same kind of principal (``resolve_access_token``)."""
+    result = resolve_key_or_refusal(raw_key)
+    return result if isinstance(result, Principal) else None
+
+
+def resolve_key_or_refusal(raw_key: str) -> Principal | Refusal:
+    """``resolve_key`` saying why a key was refused, for the 401's text (REST and MCP alike). A
+    refusal that names one of our keys (its prefix matched) is counted for support
+    (``accounts.refused_calls``: aggregated in the process, written at most every few seconds)."""
     if raw_key.startswith(ACCESS_TOKEN_PREFIX):
-        return resolve_access_token(raw_key)
+        return resolve_access_token(raw_key) or Refusal.UNKNOWN
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) < len(KEY_PREFIX) + LOOKUP_CHARS:
-        return None
+        return Refusal.UNKNOWN
     prefix = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + LOOKUP_CHARS]
     wanted = digest(raw_key)
     cached = key_cache.CACHE.get(wanted)
     if cached is not None:
-        return _unexpired(cached)
-    candidates = (
-        ApiKey.objects.select_related("account", "project__account", "user")
-        .filter(prefix=prefix, revoked_at__isnull=True, project__deleted_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-    )
+        live = _unexpired(cached)
+        if live is not None:
+            return live
+    # Every key with this prefix, live or not (the same index as before): the one whose digest
+    # matches is the caller's, and if it is refused, the reason is read from its own row.
+    candidates = list(ApiKey.objects.select_related("account", "project__account", "user").filter(prefix=prefix))
     key = next((c for c in candidates if hmac.compare_digest(c.digest, wanted)), None)
-    if key is None or key.account_id != key.project.account_id:
-        return None
-    principal = principal_for(user=key.user, project=key.project, api_key=key, scopes=frozenset(key.scopes))
-    if principal is not None:
-        _touch(key)
-        key_cache.CACHE.put(wanted, principal)
-    return principal
+    if key is None:
+        if candidates:
+            refused_calls.note(candidates[0], Refusal.WRONG_SECRET)
+        return Refusal.UNKNOWN
+    refusal = _refusal_of(key)
+    if refusal is None:
+        principal = principal_for(user=key.user, project=key.project, api_key=key, scopes=frozenset(key.scopes))
+        if principal is not None:
+            _touch(key)
+            key_cache.CACHE.put(wanted, principal)
+            return principal
+        refusal = Refusal.NO_ACCESS
+    refused_calls.note(key, refusal)
+    return refusal
+
+
+def refusal_text(refusal: Refusal) -> str:
+    """The 401 text of a refusal, the same on REST (``accounts.authentication``) and ``/mcp``."""
+    return refusals.text_of(refusal)
+
+
+def _refusal_of(key: ApiKey) -> Refusal | None:
+    """Why this key (its digest matched) may not be used now, or None."""
+    if key.account_id != key.project.account_id:
+        return Refusal.UNKNOWN
+    if key.revoked_at is not None:
+        return Refusal.PENDING_DELETION if refusals.pending_deletion(key.account_id) else Refusal.REVOKED
+    if key.project.deleted_at is not None:
+        return Refusal.PROJECT_DELETED
+    if key.is_expired:
+        return Refusal.EXPIRED
+    return None
 
 
 def cached_principal(raw_key: str) -> Principal | None:

@@ -181,3 +181,38 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}"
+
+
+class SignInLink(models.Model):
+    """A one-time link into the dashboard, made by ``manage.py quickstart`` on the server: whoever
+    runs commands there may sign its user in. Only the token's SHA-256 digest is stored; the link
+    works once, until ``expires_at``."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"sign-in link for {self.user_id} ({'used' if self.used_at else 'open'})"
+
+
+class RefusedCall(models.Model):
+    """Calls refused with one of our keys, for one reason (``accounts.refusals``): how many, the
+    first and the last. One row per (key, reason), so a flood of refused calls grows a counter,
+    never the table; a key's rows go with it. Written by ``accounts.refused_calls`` in batches."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="refused_calls")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=32)
+    count = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api_key", "reason"], name="refused_call_key_reason")]
+        indexes = [models.Index(fields=["account", "-last_at"], name="refused_call_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.reason} ×{self.count}"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from allauth.account.models import EmailAddress
+from allauth.mfa.models import Authenticator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts import keys, limits
-from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Account, ApiKey, AuditEvent, Project, User
+from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Account, ApiKey, AuditEvent, Project, SignInLink, User
 from mmw import text
 from mmw.errors import Conflict, Forbidden, InvalidInput
 from orgs.models import Membership
@@ -170,6 +173,69 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
             data={"prefix": api_key.prefix},
         )
     return api_key
+
+
+# --- one-time sign-in links (manage.py quickstart) -------------------------------------------
+
+SIGN_IN_LINK_TTL = timedelta(hours=1)
+SIGN_IN_LINK_REFUSAL = "this sign-in link was already used, has expired or does not exist"
+
+
+@transaction.atomic
+def sign_in_link_create(*, user: User, verify_email: bool = False) -> str:
+    """A one-time sign-in token for ``user`` (the only copy: put it in a link and show it once),
+    valid ``SIGN_IN_LINK_TTL``. Made by whoever runs commands on the server, who may vouch for
+    the address: ``verify_email`` marks it verified, so the person is not sent to their inbox
+    first. Audited in the user's personal account."""
+    if Authenticator.objects.filter(user=user).exists():
+        raise InvalidInput("this person signs in with a second factor: no sign-in link skips it", code="sign_in_link")
+    token = "mmwsl_" + secrets.token_urlsafe(32)
+    SignInLink.objects.create(user=user, digest=text.sha256_hex(token), expires_at=timezone.now() + SIGN_IN_LINK_TTL)
+    if verify_email:
+        EmailAddress.objects.update_or_create(
+            user=user, email__iexact=user.email, defaults={"email": user.email, "verified": True, "primary": True}
+        )
+    audit_record(
+        action="user.sign_in_link_created",
+        account=personal_account(user=user),
+        actor_user=user,
+        target_type="user",
+        target_id=str(user.pk),
+        data={"email_verified": verify_email},
+    )
+    return token
+
+
+def sign_in_link_check(*, token: str) -> User | None:
+    """The user an open link signs in (read only, for the page that asks to confirm), or None."""
+    link = SignInLink.objects.select_related("user").filter(digest=text.sha256_hex(token)).first()
+    if link is None or link.used_at is not None or link.expires_at <= timezone.now() or not link.user.is_active:
+        return None
+    return link.user
+
+
+@transaction.atomic
+def sign_in_link_use(*, token: str) -> User:
+    """Spend the link and answer its user (the caller logs them in); a used, expired or unknown
+    link raises ``InvalidInput`` with one text for all three."""
+    link = (
+        SignInLink.objects.select_for_update(of=("self",))
+        .select_related("user")
+        .filter(digest=text.sha256_hex(token))
+        .first()
+    )
+    if link is None or link.used_at is not None or link.expires_at <= timezone.now() or not link.user.is_active:
+        raise InvalidInput(SIGN_IN_LINK_REFUSAL, code="sign_in_link")
+    link.used_at = timezone.now()
+    link.save(update_fields=["used_at"])
+    audit_record(
+        action="user.signed_in_by_link",
+        account=personal_account(user=link.user),
+        actor_user=link.user,
+        target_type="user",
+        target_id=str(link.user.pk),
+    )
+    return link.user
 
 
 # --- projects (created within the plan, renamed, deleted) ---------------------------------------

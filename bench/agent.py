@@ -244,7 +244,9 @@ def agent_sync(env: dict[str, str], log_path: Path) -> tuple[float, dict[str, An
     """``mmw-agent sync``: (wall seconds, its JSON report)."""
     started = time.perf_counter()
     with log_path.open("a") as errlog:
-        done = subprocess.run([*AGENT_CMD, "sync"], env=env, stdout=subprocess.PIPE, stderr=errlog, timeout=3600)
+        done = subprocess.run(
+            [*AGENT_CMD, "sync", "--json"], env=env, stdout=subprocess.PIPE, stderr=errlog, timeout=3600
+        )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"mmw-agent sync exited {done.returncode}; see {log_path}")

@@ -15,6 +15,9 @@ from billing.selectors import BillingState
 logger = logging.getLogger(__name__)
 
 PRICE_CACHE_SECONDS = 600  # a price edited in Stripe shows within ten minutes
+# Stripe unreachable (or the id not a Price): the plan's own figure is shown, and Stripe is asked
+# again a minute later, not on every view (each attempt can take seconds when it does not answer).
+PRICE_FAILURE_CACHE_SECONDS = 60
 _SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£"}
 _PER = {"month": "month", "year": "year", "week": "week", "day": "day"}
 
@@ -77,9 +80,11 @@ def price_of(plan: Plan) -> Price:
     try:
         data = stripe_api.retrieve_price(plan.stripe_price_id)
     except stripe_api.PaymentProviderError:  # a legacy Plan id, or Stripe unreachable: the plan's figure
+        cache.set(key, fallback, PRICE_FAILURE_CACHE_SECONDS)
         return fallback
     amount = data.get("unit_amount")
     if not isinstance(amount, int):
+        cache.set(key, fallback, PRICE_FAILURE_CACHE_SECONDS)
         return fallback
     price = Price(
         amount,

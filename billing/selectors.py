@@ -113,6 +113,34 @@ def organization_features_allowed(account: Account) -> bool:
     return bool(plan and plan.organization_features)
 
 
+@dataclass(frozen=True)
+class FeatureGap:
+    """Organisation features a plan lacks, and the way forward, for a page to show before the
+    click: ``upgrade_to`` is the first offered plan that has them; ``selling`` says the billing page
+    can sell it (Stripe on and the plan priced), else plans are assigned by the operator."""
+
+    plan_name: str
+    upgrade_to: str | None
+    upgrade_code: str | None
+    selling: bool
+
+
+def organization_features_gap(account: Account | None = None) -> FeatureGap | None:
+    """None when ``account``'s plan (without an account: the plan a new organisation starts on)
+    includes members, roles and departments; else what is missing and where to get it."""
+    plan = billing_state(account).plan if account is not None else default_plan()
+    if plan is not None and plan.organization_features:
+        return None
+    better = Plan.objects.filter(is_active=True, organization_features=True).first()
+    selling = bool(better and better.stripe_price_id and stripe_api.configured())
+    return FeatureGap(
+        plan.name if plan else "",
+        better.name if better else None,
+        better.code if better else None,
+        selling,
+    )
+
+
 def live_records(project: Project) -> int:
     """The records that count against the plan: every record not forgotten (a trigger-kept
     counter, memories.models.LiveCount: current as of the last committed write)."""

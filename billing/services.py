@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, User
@@ -284,6 +285,34 @@ def subscription_change_plan(*, account: Account, plan: Plan | None, actor: User
         sub.state = State.ACTIVE
     sub.save()
     return sub
+
+
+@transaction.atomic
+def plan_make_default(*, plan: Plan, move_accounts: bool = False, actor: User | None = None) -> int:
+    """Make ``plan`` the one new accounts start on (and ended subscriptions fall back to); the
+    operator's choice on a server that sells nothing (``manage.py default_plan``). With
+    ``move_accounts``, every account still on the previous default plan, or left without a plan,
+    and paying nothing through Stripe moves to ``plan`` (one ``billing.plan_changed`` row each);
+    accounts that pay, or that support put on another plan, stay where they are. Returns how many
+    moved."""
+    previous = selectors.default_plan()
+    Plan.objects.filter(is_default=True).exclude(pk=plan.pk).update(is_default=False)
+    if not plan.is_default or not plan.is_active:
+        plan.is_default, plan.is_active = True, True
+        plan.save(update_fields=["is_default", "is_active", "updated_at"])
+    if not move_accounts:
+        return 0
+    on_old = Q(plan__isnull=True) | (Q(plan=previous) if previous is not None and previous != plan else Q(pk__in=[]))
+    paying = Q(stripe_status__in=LIVE) & ~Q(stripe_subscription_id="")
+    moved = 0
+    for pk in Subscription.objects.filter(on_old).exclude(paying).values_list("pk", flat=True):
+        sub = Subscription.objects.select_for_update(of=("self",)).select_related("account", "plan").get(pk=pk)
+        _set_plan(sub, plan, actor)
+        if sub.state == State.NONE:
+            sub.state = State.ACTIVE
+        sub.save()
+        moved += 1
+    return moved
 
 
 # --- Checkout and the customer portal ----------------------------------------------------

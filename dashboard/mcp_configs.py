@@ -36,7 +36,20 @@ def configs_for(raw_key: str, *, name: str = "mmw") -> list[ClientConfig]:
         ClientConfig("Cursor", "~/.cursor/mcp.json (or .cursor/mcp.json in a project)", json.dumps(cursor, indent=2)),
         ClientConfig("Codex", "~/.codex/config.toml", codex),
         ClientConfig("Any MCP client (JSON)", "the client's MCP servers file", json.dumps(generic, indent=2)),
+        agent_config(),
     ]
+
+
+def agent_config() -> ClientConfig:
+    """The local agent ``mmw-agent`` (docs/agent.md): the same tools through a stdio server, writes
+    queued on disk while the server is unreachable, session upload after consent. Its ``login``
+    asks for the key, so the key is pasted at a prompt, never left in a shell's history."""
+    text = (
+        "pip install ./agent                 # from a checkout of MMW (Python 3.11+)\n"
+        f"mmw-agent login --url {settings.PUBLIC_URL}   # asks for the key: paste it there\n"
+        "claude mcp add mmw -- mmw-agent     # Codex, Cursor: the command is mmw-agent"
+    )
+    return ClientConfig("Local agent (mmw-agent)", "offline queue and session upload, on your computer", text)
 
 
 def curl_for(raw_key: str, scopes: list[str]) -> ClientConfig:

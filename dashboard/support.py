@@ -16,6 +16,7 @@ SUPPORT_PERMISSIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("accounts", "workspace", ("view",)),
     ("accounts", "apikey", ("view", "change")),
     ("accounts", "auditevent", ("view",)),
+    ("accounts", "refusedcall", ("view",)),
     ("orgs", "membership", ("view",)),
     ("orgs", "department", ("view",)),
     ("orgs", "invitation", ("view",)),
@@ -25,6 +26,9 @@ SUPPORT_PERMISSIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("billing", "subscription", ("view", "change")),
     ("billing", "stripeevent", ("view",)),
     ("billing", "usagesnapshot", ("view",)),
+    ("datarights", "accountdeletion", ("view",)),
+    ("datarights", "webhookendpoint", ("view",)),
+    ("datarights", "webhookdelivery", ("view",)),
     ("oauth", "client", ("view",)),
     ("oauth", "grant", ("view", "change")),  # change: the admin's revoke action (oauth.services)
 )

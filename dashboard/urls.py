@@ -16,6 +16,7 @@ urlpatterns = [
     path("connected-apps/", connections.connected_apps, name="connected-apps"),
     path("connected-apps/<int:grant_id>/revoke", connections.connected_app_revoke, name="connected-app-revoke"),
     path("organizations/new", account.organization_create, name="organization-create"),
+    path("sign-in/<str:token>/", account.sign_in_link, name="sign-in-link"),
     path("invitations/accept/", org.invitation_accept, name="invitation-accept"),
     path("a/<str:tenant_id>/", account.projects, name="projects"),
     path("a/<str:tenant_id>/usage/", account.usage, name="usage"),

@@ -82,6 +82,7 @@ class CeleryWorker:
             "MMW_TEST_DATABASE_NAME": self.database_name,
             "MMW_TEST_EMAIL_DIR": str(self.email_dir),
             "PYTHONUNBUFFERED": "1",
+            "MMW_TASK_LOG_LEVEL": "INFO",  # succeeded() reads the "Task … succeeded" lines
         }
         command = [
             sys.executable, "-m", "celery", "-A", "mmw", "worker",

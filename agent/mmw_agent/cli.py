@@ -1,15 +1,16 @@
 """The ``mmw-agent`` command.
 
 mmw-agent                         the stdio MCP server (what MCP clients start)
-mmw-agent login --url URL --key KEY
+mmw-agent login --url URL       (asks for the key; or pipe it on stdin)
 mmw-agent status [--json]
 mmw-agent consent [--revoke]
-mmw-agent sync
+mmw-agent sync [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import sys
@@ -22,9 +23,25 @@ from mmw_agent.config import Config, ConfigError
 from mmw_agent.remote import KeyRefused, Remote, Unreachable, error_message
 
 
+def _read_key(args: argparse.Namespace) -> str | None:
+    """The key: asked for in a terminal (not echoed), else one line of stdin (``… | mmw-agent
+    login --url URL``); ``--key`` still works but leaves the key in the shell's history."""
+    if args.key:
+        print("mmw-agent: --key leaves the key in your shell history; next time let login ask for it.", file=sys.stderr)
+        return str(args.key)
+    if sys.stdin.isatty():
+        return getpass.getpass("API key (mmw_…, not shown as you type): ").strip() or None
+    line = sys.stdin.readline().strip()
+    return line or None
+
+
 def _login(args: argparse.Namespace) -> int:
     url = config.normalise_url(args.url)
-    cfg = Config(url=url, key=args.key)
+    key = _read_key(args)
+    if not key:
+        print("login failed: no API key given (type it at the prompt, or pipe it on stdin)", file=sys.stderr)
+        return 2
+    cfg = Config(url=url, key=key)
     remote = Remote(cfg, timeout=15.0)
     try:
         response = remote.rest("GET", "/workspaces")
@@ -36,12 +53,10 @@ def _login(args: argparse.Namespace) -> int:
         return 1
     answer: dict[str, Any] = response.json()
     stored = config.read_stored()
-    stored.update(
-        url=url, key=args.key, tenant_id=answer.get("tenant_id") or "", project_id=answer.get("project_id") or ""
-    )
+    stored.update(url=url, key=key, tenant_id=answer.get("tenant_id") or "", project_id=answer.get("project_id") or "")
     path = config.save(stored)
     state.note_contact(ok=True)
-    print(f"Logged in to {url} (account {stored['tenant_id']}, project {stored['project_id']}); saved to {path}")
+    print(f"Logged in to {url} as {consent.scope_words(remote, stored['project_id'])}; saved to {path}")
     return 0
 
 
@@ -63,8 +78,8 @@ def _status(cfg: Config, args: argparse.Namespace) -> int:
     for source in report["sources"]:
         print(f"source        {source['client']}: {source['session_files']} session files in {source['folder']}")
     s, t = report["sessions"], report["turns"]
-    print(f"sessions      uploaded {s['uploaded']}, pending {s['pending']}, failed {s['failed']}")
-    print(f"turns         uploaded {t['uploaded']}, pending {t['pending']}, failed {t['failed']}")
+    print(f"sessions      uploaded {s['uploaded']}, {_pending(s['pending'])}, failed {s['failed']}")
+    print(f"turns         uploaded {t['uploaded']}, {_pending(t['pending'])}, failed {t['failed']}")
     q = report["queued_writes"]
     print(f"queued writes pending {q['pending']}, replayed {q['done']}, refused {q['failed']}")
     if report["last_error"]:
@@ -72,23 +87,64 @@ def _status(cfg: Config, args: argparse.Namespace) -> int:
     return 0
 
 
-def _sync(cfg: Config) -> int:
+def _pending(count: object) -> str:
+    return "pending: counted after consent" if count is None else f"pending {count}"
+
+
+def _sync(cfg: Config, args: argparse.Namespace) -> int:
+    """Send the queued writes (as the MCP server's replay would), then upload new sessions when
+    consent was given; report in words (``--json``: one JSON object)."""
     remote = Remote(cfg)
+    before = state.queue_counts()
+    anyio.run(proxy.Proxy(cfg).replay)
+    after = state.queue_counts()
+    writes = {
+        "sent": after["done"] - before["done"],
+        "refused": after["failed"] - before["failed"],
+        "waiting": after["pending"],
+    }
+    answer: dict[str, Any] = {"queued_writes": writes}
+    no_consent = ""
     try:
         consent.flush_pending(remote)
-        report = sync.run(cfg, remote, sync.terminal_progress)
+        report = sync.run(cfg, remote, None if args.json else sync.terminal_progress)
     except sync.NoConsent as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+        answer["sessions"] = None
+        no_consent = str(exc)
     except (Unreachable, KeyRefused) as exc:
         state.note_contact(ok=False, error=str(exc))
         print(f"sync stopped: {exc} (what was acknowledged is kept; run it again later)", file=sys.stderr)
         return 1
-    state.note_contact(ok=True)
-    print(json.dumps(report.as_dict(), ensure_ascii=False))
-    if report.errors:
-        state.note_error(report.errors[-1])
+    else:
+        state.note_contact(ok=True)
+        answer["sessions"] = report.as_dict()
+        if report.errors:
+            state.note_error(report.errors[-1])
+    if args.json:
+        print(json.dumps({**(answer["sessions"] or {}), "queued_writes": writes}, ensure_ascii=False))
+    else:
+        print(_sync_words(answer))
+    if no_consent:
+        print(no_consent, file=sys.stderr)
+        return 2  # uploads are off (the queued writes, which are not uploads, were sent)
     return 0
+
+
+def _sync_words(answer: dict[str, Any]) -> str:
+    w = answer["queued_writes"]
+    lines = [f"Queued writes: {w['sent']} sent, {w['refused']} refused, {w['waiting']} still waiting."]
+    if w["refused"]:
+        lines.append("  The server refused some: `mmw-agent status` lists them with its reason.")
+    r = answer["sessions"]
+    if r is None:
+        lines.append("Sessions: not uploaded (no consent; run `mmw-agent consent`).")
+    else:
+        lines.append(
+            f"Sessions: {r['sessions']} sent from {r['files']} files; turns {r['turns_created']} new, "
+            f"{r['turns_unchanged']} already there, {r['turns_failed']} failed."
+        )
+        lines += [f"  error: {e}" for e in r["errors"]]
+    return "\n".join(lines)
 
 
 def _consent(cfg: Config, args: argparse.Namespace) -> int:
@@ -103,12 +159,15 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     login = sub.add_parser("login", help="check the key against the server and store it (mode 0600)")
     login.add_argument("--url", required=True, help="the server's base URL, e.g. https://mmw.example.com")
-    login.add_argument("--key", required=True, help="an API key (mmw_…)")
+    login.add_argument(
+        "--key", help="an API key (mmw_…); better left out: login then asks for it (or reads it from stdin)"
+    )
     st = sub.add_parser("status", help="server, consent, uploads, queued writes")
     st.add_argument("--json", action="store_true")
     c = sub.add_parser("consent", help="allow uploading session history (asks in the terminal)")
     c.add_argument("--revoke", action="store_true", help="stop all uploads now and tell the server")
-    sub.add_parser("sync", help="upload new sessions and turns now")
+    sy = sub.add_parser("sync", help="send queued writes and upload new sessions and turns now")
+    sy.add_argument("--json", action="store_true", help="one JSON object instead of sentences")
     return p
 
 
@@ -127,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "consent":
             return _consent(cfg, args)
         if args.command == "sync":
-            return _sync(cfg)
+            return _sync(cfg, args)
     except ConfigError as exc:
         print(f"mmw-agent: {exc}", file=sys.stderr)
         return 2

@@ -101,7 +101,9 @@ def load() -> Config:
     url = os.environ.get("MMW_URL", "").strip() or str(stored.get("url") or "")
     key = os.environ.get("MMW_API_KEY", "").strip() or str(stored.get("key") or "")
     if not url or not key:
-        raise ConfigError("not configured: run `mmw-agent login --url URL --key KEY` (or set MMW_URL and MMW_API_KEY)")
+        raise ConfigError(
+            "not configured: run `mmw-agent login --url URL` (it asks for the key), or set MMW_URL and MMW_API_KEY"
+        )
     return Config(
         url=normalise_url(url),
         key=key,

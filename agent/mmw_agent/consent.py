@@ -59,6 +59,19 @@ def _survey(cfg: Config) -> list[dict[str, Any]]:
     return found
 
 
+def scope_words(remote: Remote, project_id: str) -> str:
+    """The key's project and account by name ("project alpha of Acme"), as the server names them
+    (``GET /api/v1/agent/consent``); the project's id when the server cannot say."""
+    try:
+        response = remote.rest("GET", "/agent/consent")
+        data = response.json() if response.status_code == 200 else {}
+    except (Unreachable, KeyRefused, ValueError):
+        data = {}
+    if isinstance(data, dict) and isinstance(data.get("project"), str) and isinstance(data.get("account"), str):
+        return f"project {data['project']} of {data['account']}"
+    return f"project {project_id}" if project_id else "the project of your API key"
+
+
 def _tell_server(remote: Remote, given: bool, client_sources: list[str]) -> str:
     """Record the decision on the server; returns what to tell the user about it."""
     try:
@@ -88,15 +101,13 @@ def ask(cfg: Config, remote: Remote, stdin: TextIO = sys.stdin, stdout: TextIO =
         )
         return 2
     found = _survey(cfg)
-    project = cfg.project_id or "the project of your API key"
+    project = scope_words(remote, cfg.project_id)
     out = stdout
     out.write("mmw-agent will upload your coding sessions to MMW.\n\n")
     out.write("It will read these folders:\n")
     for item in found:
         out.write(f"  {item['label']}: {item['folder']} — {item['sessions']} sessions, {item['turns']} turns found\n")
-    out.write(
-        f"\nThey go to: {cfg.url} (project {project}), as your sessions (visible to you only unless you share them).\n"
-    )
+    out.write(f"\nThey go to: {cfg.url} ({project}), as your sessions (visible to you only unless you share them).\n")
     out.write(
         "Uploaded: your messages and the assistant's, and one line per tool call. "
         f"Tool outputs: {'uploaded' if cfg.include_tool_output else 'not uploaded'}. "

@@ -37,7 +37,12 @@ class Unreachable(Exception):
 
 
 class KeyRefused(Exception):
-    """The server answered 401: the key is missing, wrong or revoked."""
+    """The server answered 401: the key is missing, wrong, revoked or expired (the server says
+    which, and the message carries its words)."""
+
+
+def refused_text(url: str, why: str | None) -> str:
+    return f"MMW server at {url} refused the API key{f': {why}' if why else ''} (401)"
 
 
 def unreachable_text(url: str, reason: str) -> str:
@@ -68,9 +73,13 @@ class _StatusWatch:
 
     def __init__(self) -> None:
         self.status = 0
+        self.refusal: str | None = None
 
     async def __call__(self, response: httpx2.Response) -> None:
         self.status = response.status_code
+        if response.status_code == 401:  # /mcp says why in the body (REST's words)
+            await response.aread()
+            self.refusal = _why_refused(response)
 
 
 class Remote:
@@ -108,7 +117,7 @@ class Remote:
                     return await action(client)
         except (MCPError, Exception) as exc:
             if watch.status == 401:
-                raise KeyRefused(f"MMW server at {self.cfg.url} refused the API key (401)") from None
+                raise KeyRefused(refused_text(self.cfg.url, watch.refusal)) from None
             if watch.status in _GATEWAY_STATUSES:
                 raise Unreachable(unreachable_text(self.cfg.url, f"HTTP {watch.status}")) from None
             reason = _transport_reason(exc)
@@ -156,8 +165,21 @@ class Remote:
         if response.status_code in _GATEWAY_STATUSES:
             raise Unreachable(unreachable_text(self.cfg.url, f"HTTP {response.status_code}"))
         if response.status_code == 401:
-            raise KeyRefused(f"MMW server at {self.cfg.url} refused the API key (401)")
+            raise KeyRefused(refused_text(self.cfg.url, _why_refused(response)))
         return response
+
+
+def _why_refused(response: httpx2.Response) -> str | None:
+    """The server's reason for a 401: REST's ``error.message``, /mcp's ``error_description``."""
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    why = error.get("message") if isinstance(error, dict) else data.get("error_description")
+    return why if isinstance(why, str) and why != "Authentication required" else None
 
 
 def error_message(response: httpx2.Response) -> str:

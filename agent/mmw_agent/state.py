@@ -100,14 +100,17 @@ def put(key: str, value: Any) -> None:
 
 
 def note_contact(*, ok: bool, error: str | None = None) -> None:
-    """Record whether the server answered just now (and the error if it did not)."""
+    """Record whether the server answered just now (and the error if it did not). An answer clears
+    the last error when it was about reaching the server (unreachable, the key refused): it no
+    longer holds. An error about data (a refused write, a failed upload) stays until replaced."""
     now = time.time()
     with connect() as conn:
         values: list[tuple[str, Any]] = [("reachable", ok)]
         if ok:
             values.append(("last_contact", now))
+            conn.execute("DELETE FROM kv WHERE key = 'last_error' AND json_extract(value, '$.kind') = 'contact'")
         else:
-            values.append(("last_error", {"at": now, "message": error or "unreachable"}))
+            values.append(("last_error", {"at": now, "message": error or "unreachable", "kind": "contact"}))
         for key, value in values:
             conn.execute(
                 "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -116,7 +119,7 @@ def note_contact(*, ok: bool, error: str | None = None) -> None:
 
 
 def note_error(message: str) -> None:
-    put("last_error", {"at": time.time(), "message": message})
+    put("last_error", {"at": time.time(), "message": message, "kind": "data"})
 
 
 # --- the write queue -----------------------------------------------------------------------

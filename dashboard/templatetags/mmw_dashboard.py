@@ -9,7 +9,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.timesince import timesince
 
 register = template.Library()
 
@@ -49,17 +48,31 @@ def human_time(value: object) -> SafeString | str:
         return str(value or "")
     now = timezone.now()
     exact = when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    if when > now + RECENT:  # far ahead (a key's or record's expiry): the date
+    ahead = when - now
+    if ahead > RECENT + HALF_DAY or -ahead >= RECENT:  # far ahead (an expiry) or long ago: the date
         words = when.astimezone(dt.UTC).strftime("%-d %b %Y, %H:%M")
-    elif when > now:
-        words = f"in {timesince(now, when).split(',')[0]}"
-    elif now - when < dt.timedelta(minutes=1):
+    elif abs(ahead) < dt.timedelta(minutes=1):
         words = "just now"
-    elif now - when < RECENT:
-        words = f"{timesince(when, now).split(',')[0]} ago"
+    elif ahead > dt.timedelta(0):
+        words = f"in {_rounded(ahead)}"
     else:
-        words = when.astimezone(dt.UTC).strftime("%-d %b %Y, %H:%M")
+        words = f"{_rounded(-ahead)} ago"
     return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), exact, words)
+
+
+HALF_DAY = dt.timedelta(hours=12)
+_UNITS = ((dt.timedelta(days=1), "day"), (dt.timedelta(hours=1), "hour"), (dt.timedelta(minutes=1), "minute"))
+
+
+def _rounded(span: dt.timedelta) -> str:
+    """``7 days`` for 6 days 23 hours (an invitation sent for seven days, read a second later),
+    ``3 hours`` for 2 h 50 min: the largest unit that fits, rounded to the nearest (Django's
+    ``timesince`` truncates, so a fresh seven-day link read "6 days")."""
+    for unit, name in _UNITS:
+        if span >= unit:
+            count = round(span / unit)
+            return f"{count} {name}{'s' if count != 1 else ''}"
+    return "1 minute"
 
 
 @register.filter
@@ -104,3 +117,11 @@ def audit_target(event: object) -> str:
 def item(mapping: object, key: object) -> object:
     """``mapping[key]`` in a template (None when absent or not a mapping)."""
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def account_label(account: object) -> str:
+    """How the dashboard names an account: a personal account is "Personal" (its stored name is
+    its owner's e-mail, which read like someone else's in a breadcrumb), others by their name."""
+    kind = getattr(account, "kind", "")
+    return "Personal" if kind == "personal" else str(getattr(account, "name", account or ""))

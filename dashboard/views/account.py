@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -33,6 +34,29 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:projects", tenant_id=first.account.tenant_id)
 
 
+@require_http_methods(["GET", "POST"])
+def sign_in_link(request: HttpRequest, token: str) -> HttpResponse:
+    """``manage.py quickstart``'s one-time link: the GET only names the person (a mail scanner or a
+    link preview that fetches it spends nothing); the button signs in, then asks for a password
+    when the person has none yet."""
+    if request.method == "POST":
+        try:
+            person = account_services.sign_in_link_use(token=token)
+        except MMWError as exc:
+            return render(request, "dashboard/sign_in_link.html", {"refusal": exc.message}, status=400)
+        login(request, person, backend="django.contrib.auth.backends.ModelBackend")
+        if not person.has_usable_password():
+            messages.success(
+                request, f"Signed in as {person.email}. Choose a password to sign in later without a link."
+            )
+            return redirect("account_set_password")
+        messages.success(request, f"Signed in as {person.email}.")
+        return redirect("dashboard:home")
+    named = account_services.sign_in_link_check(token=token)
+    context = {"person": named, "refusal": account_services.SIGN_IN_LINK_REFUSAL}
+    return render(request, "dashboard/sign_in_link.html", context, status=200 if named else 400)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
@@ -52,13 +76,17 @@ def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
             return redirect("dashboard:keys", project_id=project.pk)
     status = 400 if form.errors else 200
     rows = selectors.projects_of(membership)
+    account = membership.account
+    personal = account.kind == Account.Kind.PERSONAL
     return page(
         request,
         "dashboard/projects.html",
-        account=membership.account,
+        account=account,
         membership=membership,
         form=form,
         rows=rows,
+        # a new organisation starts on the default plan; an organisation has its own
+        gap=billing_selectors.organization_features_gap(None if personal else account),
         status=status,
     )
 
@@ -72,7 +100,10 @@ def organization_create(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Give the organisation a name.")
         return redirect("dashboard:home")
     account = account_create(name=form.cleaned_data["name"].strip(), owner=user, kind=Account.Kind.ORGANIZATION)
-    messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+    if billing_selectors.organization_features_gap(account) is None:
+        messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+    else:
+        messages.success(request, f"Organisation {account.name} created. Its plan does not include members yet.")
     return redirect("dashboard:projects", tenant_id=account.tenant_id)
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from accounts.models import Account, User
 from billing.selectors import banner_for
+from dashboard.context_processors import remember_account
 from dashboard.selectors import memberships_of
 from mmw.errors import BillingNotice, Forbidden, MMWError, NotFound
 from orgs.models import Membership
@@ -34,6 +35,8 @@ def page(
 ) -> HttpResponse:
     """Render a dashboard page with the navigation, the account switcher and the billing banner."""
     user = user_of(request)
+    if account is not None:
+        remember_account(request, account.tenant_id)
     base = {
         "account": account,
         "membership": membership,
@@ -69,7 +72,13 @@ def flash_error(request: HttpRequest, exc: MMWError, *, refused: str = "Not done
     if isinstance(exc, BillingNotice):
         messages.error(request, f"{refused}: this account is read-only until its billing is sorted out.")
         return
+    if exc.code == PLAN_FEATURE:  # the page's note (dashboard/_plan_gap.html) gives the way forward
+        messages.error(request, f"{refused}: members, roles and departments are not included in this account's plan.")
+        return
     messages.error(request, exc.message)
+
+
+PLAN_FEATURE = "plan_feature"  # billing.gate.ensure_organization_features's code
 
 
 def require_manager(membership: Membership) -> None:

@@ -4,22 +4,33 @@ organisation's settings; and the invitation link a new member opens."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
 from accounts.models import Account
+from billing.selectors import organization_features_gap
 from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
 from dashboard.templatetags.mmw_dashboard import audit_target
-from dashboard.views.common import flash_error, page, query_without, raise_as_http, require_manager, user_of
+from dashboard.views.common import (
+    PLAN_FEATURE,
+    flash_error,
+    page,
+    query_without,
+    raise_as_http,
+    require_manager,
+    user_of,
+)
 from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
@@ -61,6 +72,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
     membership = selectors.membership_in(user, tenant_id)
     account = membership.account
     form = InvitationForm(request.POST or None)
+    refused = False
     if request.method == "POST":
         require_manager(membership)
         if form.is_valid():
@@ -69,8 +81,10 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
                     account=account, actor=user, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
                 )
             except MMWError as exc:
-                flash_error(request, exc)
-                form.add_error(None, exc.message)
+                flash_error(request, exc)  # the plan's refusal: the flash, and the page's note says what to do
+                refused = True
+                if exc.code != PLAN_FEATURE:
+                    form.add_error(None, exc.message)
             else:
                 messages.success(request, invitation_sent(issued))
                 return redirect("dashboard:members", tenant_id=tenant_id)
@@ -88,7 +102,8 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
         invitations=org_selectors.open_invitations(account=account, actor=user),
         form=form,
         roles=Membership.Role.choices,
-        status=400 if form.errors else 200,
+        gap=organization_features_gap(account),
+        status=400 if form.errors or refused else 200,
     )
 
 
@@ -170,7 +185,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
                 return redirect("dashboard:departments", tenant_id=tenant_id)
         except MMWError as exc:
             flash_error(request, exc)
-            if action == "create":
+            if action == "create" and exc.code != PLAN_FEATURE:
                 form.add_error("name", exc.message)
     return page(
         request,
@@ -180,6 +195,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
         rows=org_selectors.department_list(account=account, actor=user),
         members=org_selectors.active_members(account=account),
         form=form,
+        gap=organization_features_gap(account),
         status=400 if form.errors else 200,
     )
 
@@ -330,11 +346,14 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
     )
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
 def invitation_accept(request: HttpRequest) -> HttpResponse:
-    """The link from the invitation e-mail: sign in (or sign up) as the invited address, confirm."""
+    """The link from the invitation e-mail: sign in (or sign up) as the invited address, confirm.
+    Someone not signed in reads the invitation first (who invites them where, as what) with the
+    ways in — create an account with that address, or sign in — each coming back here after."""
     token = request.POST.get("token") or request.GET.get("token") or ""
+    if not request.user.is_authenticated:
+        return _invitation_for_a_stranger(request, token)
     if request.method == "POST":
         try:
             joined = org_services.invitation_accept(token=token, user=user_of(request))
@@ -347,3 +366,20 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
     except MMWError as exc:  # used, revoked or replaced, expired, another address: say so, offer nothing
         return page(request, "dashboard/invitation.html", account=None, token="", error=exc.message, status=400)
     return page(request, "dashboard/invitation.html", account=None, token=token, error="", invitation=invitation)
+
+
+def _invitation_for_a_stranger(request: HttpRequest, token: str) -> HttpResponse:
+    back = f"{reverse('dashboard:invitation-accept')}?{urlencode({'token': token})}"
+    try:
+        invitation = org_services.invitation_preview(token=token)
+    except MMWError as exc:
+        context = {"error": exc.message, "token": "", "stranger": True}
+        return render(request, "dashboard/invitation.html", context, status=400)
+    context = {
+        "invitation": invitation,
+        "stranger": True,
+        "error": "",
+        "signup_url": f"{reverse('account_signup')}?{urlencode({'next': back})}",
+        "login_url": f"{reverse('account_login')}?{urlencode({'next': back})}",
+    }
+    return render(request, "dashboard/invitation.html", context)

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import services as account_services
 from accounts.selectors import api_keys_for, live_workspace
 from accounts.services import api_key_create, api_key_revoke
+from billing.selectors import organization_features_gap
 from dashboard import graph, selectors
 from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
@@ -460,6 +461,7 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         org_members=org_members,
         with_access=project_members(project=project, actor=principal.user),
         is_org=project.account.kind == "organization",
+        gap=organization_features_gap(project.account),
         status=400 if form.errors else 200,
         delete_url=reverse("dashboard:settings", args=[project.pk]),
     )

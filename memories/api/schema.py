@@ -360,6 +360,20 @@ ANSWERS["AgentConsentAnswer"] = {
     "required": ["api_version", "tenant_id", "project_id", "given", "sources", "recorded_at"],
 }
 
+ANSWERS["AgentConsentScope"] = {
+    "type": "object",
+    "description": "What a consent given with this key covers: its account and project, by name.",
+    "properties": {
+        "api_version": {"type": "string"},
+        "tenant_id": {"type": "string"},
+        "project_id": {"type": "string", "format": "uuid"},
+        "account": {"type": "string", "description": "The account's name ('Personal' for a personal account)."},
+        "project": {"type": "string", "description": "The project's name."},
+        "user": {"type": "string", "description": "The key holder's e-mail: uploaded sessions are theirs."},
+    },
+    "required": ["api_version", "tenant_id", "project_id", "account", "project", "user"],
+}
+
 COMPONENT_SCHEMAS: dict[str, Schema] = {
     "Error": ERROR,
     "Author": AUTHOR,

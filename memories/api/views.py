@@ -197,7 +197,26 @@ class WorkspaceListView(ApiView):
 
 
 class AgentConsentView(ApiView):
-    """The local agent records its user's upload consent (or its revocation) in the audit log."""
+    """The local agent records its user's upload consent (or its revocation) in the audit log, and
+    reads what a consent covers (account and project by name) to show it before asking."""
+
+    @operation(
+        "agent_consent_scope",
+        "what mmw-agent's upload consent with this key would cover: account and project by name",
+        answer="AgentConsentScope",
+    )
+    def get(self, request: Request) -> Response:
+        principal = principal_of(request)
+        account = principal.account
+        answer = {
+            "api_version": presenters.API_VERSION,
+            "tenant_id": account.tenant_id,
+            "project_id": str(principal.project.pk),
+            "account": "Personal" if account.kind == account.Kind.PERSONAL else account.name,
+            "project": principal.project.name,
+            "user": principal.user.email,
+        }
+        return Response(answer)
 
     @operation(
         "agent_consent",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from memories.guard import payments as pay
 from memories.guard import poisoning as p
+from memories.guard import prose
 from memories.guard import secrets as s
 from memories.guard.lexicon import LEXICON
 from memories.guard.textviews import Views
@@ -115,6 +116,14 @@ RULES: tuple[Rule, ...] = (
     Rule("bearer_token", "redact", "Bearer token or Authorization header value", func=s.bearer_tokens),
     Rule("cli_credentials", "redact", "curl -u user:pass, mysql -pPASS, sshpass -p PASS", func=s.cli_credentials),
     Rule("password_assignment", "redact", "value of a password-named key", func=s.password_assignments),
+    # after password_assignment, so what it finds keeps its marker
+    Rule(
+        "password_phrase",
+        "redact",
+        "password stated in a sentence (EN/RU/FR)",
+        func=prose.password_phrases,
+        gate=_word_start(*prose.GATE_STARTS),
+    ),
     Rule("secret_assignment", "redact", "high-entropy value of a secret-named key", func=s.secret_assignments),
     # an IBAN before the card rules: the digits after its country code may pass for a card
     Rule("iban", "redact", "IBAN (registry length, mod-97 checksum)", func=pay.ibans, gate=pay.has_digits),

@@ -13,6 +13,7 @@ besides the key is trusted, and the key is resolved exactly once per HTTP reques
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import MutableMapping
 from typing import Any
@@ -24,7 +25,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from accounts.keys import Principal, bearer_token, cached_principal, resolve_key
+from accounts.keys import Principal, Refusal, bearer_token, cached_principal, refusal_text, resolve_key_or_refusal
 from accounts.models import MEMORY_SCOPES, SCOPE_READ
 from memories.mcp.resources import DOCS_PREFIX
 from memories.mcp.threads import run_sync
@@ -43,9 +44,13 @@ class ApiKeyVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         # A key resolved within MMW_KEY_CACHE_SECONDS is answered here, on the event loop; only a
         # key that needs SQL goes to a worker thread (one thread hop less per call: docs/latency.md).
-        principal = cached_principal(token) or await run_sync(resolve_key, token)
-        if principal is None:
+        resolved: Principal | Refusal | None = cached_principal(token)
+        if resolved is None:
+            resolved = await run_sync(resolve_key_or_refusal, token)
+        if not isinstance(resolved, Principal):
+            _refusal.set(refusal_text(resolved or Refusal.UNKNOWN))  # the 401 says why, in REST's words (BearerGate)
             return None
+        principal = resolved
         key = principal.api_key
         if principal.oauth is not None:
             client_id, resource = f"grant:{principal.oauth.grant_id}", principal.oauth.resource
@@ -64,12 +69,28 @@ class ApiKeyVerifier:
         )
 
 
+# Why the verifier refused this request's key (accounts.refusals' text), set within the request's
+# task and carried to BearerGate on the ASGI scope.
+_refusal: contextvars.ContextVar[str | None] = contextvars.ContextVar("mmw_key_refusal", default=None)
+REFUSAL_SCOPE_KEY = "mmw.key_refusal"
+
+
 class AudienceBoundBackend(BearerAuthBackend):
     """The SDK's bearer backend, refusing a token whose audience (RFC 8707 resource) is not this
     endpoint as configured now (``oauth.config.mcp_resource``, read per request)."""
 
     def __init__(self, verifier: ApiKeyVerifier) -> None:
         self.token_verifier = verifier
+
+    async def authenticate(self, conn: HTTPConnection) -> Any:
+        reset = _refusal.set(None)
+        try:
+            result = await super().authenticate(conn)
+            if result is None and _refusal.get() is not None:
+                conn.scope[REFUSAL_SCOPE_KEY] = _refusal.get()
+            return result
+        finally:
+            _refusal.reset(reset)
 
     @property
     def resource_server_url(self) -> AnyHttpUrl:  # type: ignore[override]
@@ -99,9 +120,8 @@ class BearerGate:
         user = scope.get("user")
         token = user.access_token if isinstance(user, AuthenticatedUser) else None
         if not isinstance(token, PrincipalToken):
-            await _challenge(401, "invalid_token", "Authentication required", " ".join(MEMORY_SCOPES))(
-                scope, receive, send
-            )
+            why = scope.get(REFUSAL_SCOPE_KEY) or "Authentication required"  # a refused key: REST's text
+            await _challenge(401, "invalid_token", why, " ".join(MEMORY_SCOPES))(scope, receive, send)
             return
         if token.principal.oauth is not None:
             body = await read_body(receive)

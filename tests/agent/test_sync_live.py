@@ -61,7 +61,7 @@ def test_sync_uploads_both_clients_once_then_only_appended_turns(
     )
     subprocess.run([AGENT_CMD[0], "-c", script], env=agent_env, check=True, timeout=60)
 
-    first = agent(agent_env, "sync")
+    first = agent(agent_env, "sync", "--json")
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert report["turns_created"] == 7
@@ -78,7 +78,7 @@ def test_sync_uploads_both_clients_once_then_only_appended_turns(
     assert "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c" not in user_turn["content"]
     assert "[REDACTED:" in user_turn["content"]
 
-    second = agent(agent_env, "sync")
+    second = agent(agent_env, "sync", "--json")
     assert json.loads(second.stdout)["turns_created"] == 0
     assert json.loads(second.stdout)["turns_unchanged"] == 0
 
@@ -90,7 +90,7 @@ def test_sync_uploads_both_clients_once_then_only_appended_turns(
             "message": {"role": "user", "content": "merge the idempotency token fix into the release branch"},
         }
         handle.write(json.dumps(line) + "\n")
-    third = json.loads(agent(agent_env, "sync").stdout)
+    third = json.loads(agent(agent_env, "sync", "--json").stdout)
     assert (third["turns_created"], third["turns_unchanged"]) == (1, 0)
     hit = search(url, key, "merge idempotency token fix release branch", session_id=CLAUDE_SESSION)[0]
     assert hit["turn"]["position"] == 4

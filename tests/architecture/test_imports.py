@@ -47,8 +47,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "interfaces",
         (
             "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "ledger.api", "ledger.urls",
-            "accounts.admin", "accounts.admin_login", "accounts.management",
-            "orgs.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks",
+            "accounts.admin", "accounts.admin_login", "accounts.admin_customer", "accounts.management",
+            "orgs.admin", "datarights.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks", "billing.management",
             "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
             "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
         ),

@@ -72,14 +72,14 @@ def test_a_key_is_created_with_an_expiry_and_the_list_shows_its_use(
     page.fill("input[name=name]", "ci runner")
     page.get_by_label("Expires").select_option("7")
     page.get_by_role("button", name="Create key").click()
-    expect(page.get_by_test_id("key-expires")).to_contain_text("expires in 6 days")
+    expect(page.get_by_test_id("key-expires")).to_contain_text("expires in 7 days")  # rounded, not truncated
     raw = page.get_by_test_id("raw-key").inner_text()
     for _ in range(2):
         answer = live.rest(live_server, raw, "POST", "/api/v1/memories/search", {"query": "anything"})
         assert answer.status_code == 200
     page.goto(f"/p/{project.pk}/keys/")
     row = page.locator("tr", has_text="ci runner")
-    expect(row.get_by_test_id("key-expiry")).to_contain_text("in 6 days")
+    expect(row.get_by_test_id("key-expiry")).to_contain_text("in 7 days")
     expect(row.get_by_test_id("key-usage")).to_contain_text("2 calls this month")
     expect(row.get_by_test_id("key-usage")).to_contain_text("just now")
     shot(page, "keys-expiry-phone")

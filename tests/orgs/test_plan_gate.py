@@ -110,6 +110,9 @@ def test_the_dashboard_shows_the_refusal_where_the_invitation_was_tried(tenancy:
     page = client_for(tenancy.alice.user).post(
         reverse("dashboard:members", args=[tenant]), {"email": "eve@example.com", "role": "member"}
     )
-    assert page.status_code == 400  # the form, shown again with the refusal
-    assert html.escape(REFUSED).encode() in page.content
+    assert page.status_code == 400  # the form, shown again with the refusal in people's words and the way forward
+    assert (
+        html.escape("members, roles and departments are not included in this account's plan").encode() in page.content
+    )
+    assert b'data-testid="plan-gap"' in page.content
     assert not Invitation.objects.filter(email="eve@example.com").exists()

@@ -1,15 +1,21 @@
-"""``manage.py quickstart --email E [--project NAME] [--json]``: a user, a project and a new key."""
+"""``manage.py quickstart --email E [--project NAME] [--json]``: a user, a project and a new key,
+and (without ``--json``) a one-time link that signs the user into the dashboard."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
 from accounts import services
 from mmw.errors import MMWError
+
+LOCAL_NAMES = frozenset({"localhost"})
 
 
 class Command(BaseCommand):
@@ -42,10 +48,26 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(payload))
             return
-        self.stdout.write(_human(payload, user.email, project.name))
+        try:  # whoever runs this on a server on this machine vouches for the address
+            token = services.sign_in_link_create(user=user, verify_email=local_server(base))
+            sign_in = f"{base}{reverse('dashboard:sign-in-link', args=[token])}   (one-time, valid 1 hour)"
+        except MMWError as exc:
+            sign_in = f"none: {exc.message}"
+        self.stdout.write(_human(payload, user.email, project.name, sign_in))
 
 
-def _human(p: dict[str, str], email: str, project: str) -> str:
+def local_server(public_url: str) -> bool:
+    """Whether the server's public address is this machine (loopback), as on ``make run``."""
+    host = urlsplit(public_url).hostname or ""
+    if host in LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _human(p: dict[str, str], email: str, project: str, sign_in: str) -> str:
     client = {
         "mcpServers": {
             "mmw": {"type": "http", "url": p["mcp_url"], "headers": {"Authorization": f"Bearer {p['api_key']}"}}
@@ -59,6 +81,7 @@ def _human(p: dict[str, str], email: str, project: str) -> str:
             f"API key:    {p['api_key']}   (shown once — store it now)",
             f"MCP URL:    {p['mcp_url']}",
             f"REST base:  {p['api_url']}",
+            f"Dashboard:  {sign_in}",
             "",
             "Claude Code:",
             f'  claude mcp add --transport http mmw {p["mcp_url"]} --header "Authorization: Bearer {p["api_key"]}"',

@@ -24,15 +24,18 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
@@ -279,7 +282,7 @@ def _terminate(children: list[Child]) -> None:
             child.proc.wait()
 
 
-def _banner(host: str, port: int) -> str:
+def _banner(host: str, port: int, environ: Mapping[str, str] | None = None) -> str:
     base = f"http://{host}:{port}"
     return (
         f"\nMMW is serving on {base}\n"
@@ -287,6 +290,39 @@ def _banner(host: str, port: int) -> str:
         f"  MCP:        {base}/mcp\n"
         f"  REST:       {base}/api/v1/\n"
         f"  health:     {base}/healthz\n\n"
-        "Create a first API key (in another terminal):\n"
-        "  .venv/bin/python manage.py quickstart --email you@example.com\n"
+        "Create a first API key and a one-time sign-in link to the dashboard (in another terminal):\n"
+        f"{quickstart_command(host, port, os.environ if environ is None else environ)}\n"
     )
+
+
+# What quickstart reads that serve may have been given: the printed command carries them, so it
+# works as printed in another terminal. Values that hold a secret are named, never printed.
+_CARRIED_DEFAULTS = {"MMW_HOST": "127.0.0.1", "MMW_PORT": "8000", "MMW_PUBLIC_URL": ""}
+_SECRETS = ("MMW_SECRET_KEY", "DATABASE_URL")
+
+
+def quickstart_command(host: str, port: int, environ: Mapping[str, str]) -> str:
+    """The ``quickstart`` line for this server: ``MMW_DATA_DIR`` when it is not the default (as an
+    absolute path), the host and port it serves on when not the defaults, ``MMW_PUBLIC_URL`` when
+    set; a ``DATABASE_URL`` without a password as it is; ``MMW_SECRET_KEY`` or a URL with a
+    password as a reference to the variable, with a line saying to set it first."""
+    carried: dict[str, str] = {}
+    if Path(settings.DATA_DIR).resolve() != (Path(settings.BASE_DIR) / "var").resolve():
+        carried["MMW_DATA_DIR"] = str(Path(settings.DATA_DIR).resolve())
+    wanted = {"MMW_HOST": host, "MMW_PORT": str(port), "MMW_PUBLIC_URL": environ.get("MMW_PUBLIC_URL", "")}
+    carried |= {name: value for name, value in wanted.items() if value and value != _CARRIED_DEFAULTS[name]}
+    named = []
+    for name in _SECRETS:
+        value = environ.get(name, "")
+        if not value or (name == "MMW_SECRET_KEY" and (Path(settings.DATA_DIR) / "secret_key").exists()):
+            continue  # quickstart needs a secret key, not this one: its sign-in link is stored as a digest
+        if name == "DATABASE_URL" and urlsplit(value).password is None:
+            carried[name] = value
+        else:
+            named.append(name)
+    words = [f"{name}={shlex.quote(value)}" for name, value in carried.items()]
+    words += [f'{name}="${name}"' for name in named]
+    line = "  " + " ".join([*words, ".venv/bin/python manage.py quickstart --email you@example.com"])
+    if named:
+        line += f"\n  (with {' and '.join(named)} set in that terminal as they are here: secrets are not printed)"
+    return line

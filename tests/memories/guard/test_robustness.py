@@ -48,6 +48,10 @@ PIECES = [
     "AIza",
     "password",
     "password=",
+    "password for the db is ",
+    "пароль от ",
+    "mot de passe de ",
+    " as the password",
     "pass:",
     "--password ",
     "secret",
@@ -233,6 +237,15 @@ PATHOLOGICAL = {
     "security-code-run": "card security code " * 5_000,
     "iban-start-run": "de89 " * 20_000,
     "iban-lower-run": "de89370400440532013000 " * 4_300,
+    # passwords stated in a sentence (issue #40): a name, an object, a separator, repeated on one line
+    "password-for-run": "the password for " * 6_000,
+    "password-for-is-run": "password for the db is " * 4_500,
+    "password-object-spaces": ("password for" + " " * 200 + "x") * 480,
+    "ru-parol-run": "пароль от базы — " * 6_000,
+    "fr-mdp-run": "le mot de passe de la base est " * 3_300,
+    "use-as-password-run": "use Zq8!vX3k as the password " * 3_500,
+    "changed-to-run": "changed the password to " * 4_200,
+    "pwd-colon-run": "pwd: " * 20_000,
 }
 
 
