@@ -66,7 +66,7 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
             proc.wait(timeout=30)
             pytest.fail(f"serve did not answer /healthz: {log.read_text(errors='replace')[-3000:]}")
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        assert len(children) == 3, "web, worker and beat must all be running"
+        assert len(children) == 4, "web, worker, the imports worker and beat must all be running"
         # The web process pools its connections (mmw/asgi.py): 40 concurrent database calls,
         # more than the pool holds, all answered.
         statuses = concurrent_healthz(f"http://127.0.0.1:{port}/healthz", 40)
