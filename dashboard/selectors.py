@@ -8,9 +8,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet
-from django.db.models.functions import TruncDate
-from django.http import Http404
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.keys import Principal
@@ -18,7 +16,9 @@ from accounts.models import Account, Project, User
 from billing import counters, gate
 from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
-from memories.models import Memory, project_live_counts
+from memories import selectors as memory_selectors
+from memories.models import project_live_counts
+from mmw.errors import NotFound
 from orgs.models import Membership
 
 
@@ -32,19 +32,20 @@ def memberships_of(user: User) -> QuerySet[Membership]:
 
 
 def membership_in(user: User, tenant_id: str) -> Membership:
-    """The person's active membership of the account; 404 for anyone else (no existence leak)."""
+    """The person's active membership of the account; ``NotFound`` for anyone else (no existence
+    leak: the page answers 404, ``dashboard.middleware``)."""
     membership = memberships_of(user).filter(account__tenant_id=tenant_id).first()
     if membership is None:
-        raise Http404("account not found")
+        raise NotFound("account not found")
     return membership
 
 
 def project_for(user: User, project_id: Any) -> tuple[Project, Principal]:
-    """A live project the person may use, with their principal in it; 404 otherwise."""
+    """A live project the person may use, with their principal in it; ``NotFound`` otherwise."""
     project = Project.objects.select_related("account").filter(pk=project_id, deleted_at__isnull=True).first()
     principal = principal_for_user(user, project) if project is not None else None
     if project is None or principal is None:
-        raise Http404("project not found")
+        raise NotFound("project not found")
     return project, principal
 
 
@@ -70,13 +71,7 @@ def records_written_per_day(account: Account, *, days: int = 30) -> list[Point]:
     written), zero-filled, oldest first."""
     today = timezone.now().date()
     start = today - dt.timedelta(days=days - 1)
-    rows = dict(
-        Memory.objects.filter(account=account, created_at__date__gte=start)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(n=Count("id"))
-        .values_list("day", "n")
-    )
+    rows = memory_selectors.records_written_since(account=account, start=start)
     return [
         Point((start + dt.timedelta(days=i)).strftime("%d %b"), rows.get(start + dt.timedelta(days=i), 0))
         for i in range(days)

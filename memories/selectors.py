@@ -11,11 +11,12 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar, cast
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_READ, Workspace
+from accounts.models import SCOPE_READ, Account, Workspace
 from memories import admission, explain, inputs, presenters, record_rules, search, sequence, sql, statuses, timewords
 from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
@@ -638,3 +639,16 @@ def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
     holds there, without counting them (``sql.workspace_counts``: the trigger-kept ``LiveCount``
     less the hidden restricted and expired records). One statement."""
     return sql.workspace_counts(principal.project.pk, readable_scope(principal, live=False))
+
+
+def records_written_since(*, account: Account, start: dt.date) -> dict[dt.date, int]:
+    """Records the account wrote per day (UTC) from ``start`` on, forgotten ones included (they were
+    written): the usage chart's series. Days without a record are left out."""
+    rows = (
+        Memory.objects.filter(account=account, created_at__date__gte=start)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    return dict(rows)

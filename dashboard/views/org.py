@@ -4,6 +4,7 @@ organisation's settings; and the invitation link a new member opens."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -17,7 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
-from accounts.models import Account
+from accounts.models import Account, User
 from billing.selectors import organization_features_gap
 from dashboard import selectors
 from dashboard.forms import AccountRenameForm, AuditFilterForm, InvitationForm, NameForm, RoleForm, TransferForm
@@ -110,32 +111,54 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> HttpResponse:
+    """One action on one member (``MEMBER_ACTIONS``): change the role, deactivate, reactivate, remove."""
     user = user_of(request)
     mine = selectors.membership_in(user, tenant_id)
     target = _member_or_404(mine.account, membership_id)
-    action = request.POST.get("action", "")
+    handler = MEMBER_ACTIONS.get(request.POST.get("action", ""))
     try:
-        if action == "role":
-            form = RoleForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, "Choose a role.")
-            else:
-                org_services.membership_role_change(membership=target, actor=user, role=form.cleaned_data["role"])
-                messages.success(request, f"{target.user.email} is now {form.cleaned_data['role']}.")
-        elif action == "deactivate":
-            org_services.membership_deactivate(membership=target, actor=user)
-            messages.success(request, f"{target.user.email} deactivated: their keys stopped working.")
-        elif action == "reactivate":
-            org_services.membership_reactivate(membership=target, actor=user)
-            messages.success(request, f"{target.user.email} reactivated.")
-        elif action == "remove":
-            org_services.membership_remove(membership=target, actor=user)
-            messages.success(request, f"{target.user.email} removed from {mine.account.name}.")
-        else:
-            messages.error(request, "Unknown action.")
+        done = handler(request, target, user) if handler is not None else None
     except MMWError as exc:
         flash_error(request, exc)
+    else:
+        if handler is None:
+            messages.error(request, "Unknown action.")
+        elif done is not None:
+            messages.success(request, done)
     return redirect("dashboard:members", tenant_id=tenant_id)
+
+
+def _change_role(request: HttpRequest, target: Membership, user: User) -> str | None:
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a role.")
+        return None
+    org_services.membership_role_change(membership=target, actor=user, role=form.cleaned_data["role"])
+    return f"{target.user.email} is now {form.cleaned_data['role']}."
+
+
+def _deactivate(request: HttpRequest, target: Membership, user: User) -> str:
+    org_services.membership_deactivate(membership=target, actor=user)
+    return f"{target.user.email} deactivated: their keys stopped working."
+
+
+def _reactivate(request: HttpRequest, target: Membership, user: User) -> str:
+    org_services.membership_reactivate(membership=target, actor=user)
+    return f"{target.user.email} reactivated."
+
+
+def _remove(request: HttpRequest, target: Membership, user: User) -> str:
+    org_services.membership_remove(membership=target, actor=user)
+    return f"{target.user.email} removed from {target.account.name}."
+
+
+# The member page's actions: each returns the success message (None: it said what went wrong).
+MEMBER_ACTIONS: dict[str, Callable[[HttpRequest, Membership, User], str | None]] = {
+    "role": _change_role,
+    "deactivate": _deactivate,
+    "reactivate": _reactivate,
+    "remove": _remove,
+}
 
 
 @login_required
@@ -308,28 +331,12 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
     others = [m for m in org_selectors.active_members(account=account) if m.pk != membership.pk]
     transfer = TransferForm(request.POST if action == "transfer" else None, members=others)
     if request.method == "POST":
+        settings_action = SETTINGS_ACTIONS.get(action)
         try:
-            if action == "rename":
-                require_manager(membership)
-                if rename.is_valid():
-                    account_services.account_rename(account=account, actor=user, name=rename.cleaned_data["name"])
-                    messages.success(request, f"Renamed to {account.name}.")
-                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
-            elif action == "transfer":
-                if transfer.is_valid():
-                    target = _member_or_404(account, transfer.cleaned_data["to"])
-                    org_services.ownership_transfer(account=account, actor=user, to=target)
-                    messages.success(request, f"{target.user.email} is now an owner; you are an admin.")
-                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
-            elif action == "leave":
-                if request.POST.get("confirm") != account.name:
-                    messages.error(request, f"Type the organisation's name ({account.name}) to leave it.")
-                    return redirect("dashboard:organization-settings", tenant_id=tenant_id)
-                org_services.membership_remove(membership=membership, actor=user)
-                messages.success(request, f"You left {account.name}; your keys there stopped working.")
-                return redirect("dashboard:home")
-            else:
+            if settings_action is None:
                 messages.error(request, "Unknown action.")
+            elif (done := settings_action(request, membership, rename, transfer)) is not None:
+                return done
         except MMWError as exc:
             flash_error(request, exc)
             if action == "rename":
@@ -344,6 +351,49 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
         last_owner=org_selectors.is_last_owner(membership),
         status=400 if rename.errors or transfer.errors else 200,
     )
+
+
+def _rename(
+    request: HttpRequest, membership: Membership, rename: AccountRenameForm, transfer: TransferForm
+) -> HttpResponse | None:
+    require_manager(membership)
+    if not rename.is_valid():
+        return None
+    account = membership.account
+    account_services.account_rename(account=account, actor=membership.user, name=rename.cleaned_data["name"])
+    messages.success(request, f"Renamed to {account.name}.")
+    return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
+
+
+def _transfer(
+    request: HttpRequest, membership: Membership, rename: AccountRenameForm, transfer: TransferForm
+) -> HttpResponse | None:
+    if not transfer.is_valid():
+        return None
+    account = membership.account
+    target = _member_or_404(account, transfer.cleaned_data["to"])
+    org_services.ownership_transfer(account=account, actor=membership.user, to=target)
+    messages.success(request, f"{target.user.email} is now an owner; you are an admin.")
+    return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
+
+
+def _leave(
+    request: HttpRequest, membership: Membership, rename: AccountRenameForm, transfer: TransferForm
+) -> HttpResponse:
+    account = membership.account
+    if request.POST.get("confirm") != account.name:
+        messages.error(request, f"Type the organisation's name ({account.name}) to leave it.")
+        return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
+    org_services.membership_remove(membership=membership, actor=membership.user)
+    messages.success(request, f"You left {account.name}; your keys there stopped working.")
+    return redirect("dashboard:home")
+
+
+# The organisation settings page's actions: each answers its redirect, or None to show the page
+# again with its form's errors.
+SETTINGS_ACTIONS: dict[
+    str, Callable[[HttpRequest, Membership, AccountRenameForm, TransferForm], HttpResponse | None]
+] = {"rename": _rename, "transfer": _transfer, "leave": _leave}
 
 
 @require_http_methods(["GET", "POST"])
