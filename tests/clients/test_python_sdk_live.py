@@ -119,7 +119,9 @@ def test_every_operation_through_the_sync_client(live_server: LiveServer, key: s
         assert again["imported"] is True
         assert again["created"] == {}
         assert mmw.import_job(again["import"]["id"])["import"]["status"] == "succeeded"
-        assert mmw.agent_consent(True, ["claude-code"])["given"] is True
+        consent = mmw.agent_consent(True, ["claude-code"])
+        assert consent["given"] is True
+        assert mmw.agent_consent_scope()["project_id"] == consent["project_id"]
 
 
 def test_every_operation_through_the_async_client(live_server: LiveServer, key: str) -> None:

@@ -37,6 +37,7 @@ OPERATIONS = {  # operationId → the client's method
     "ledger_upcoming": "ledger_upcoming",
     "ledger_complete": "ledger_complete",
     "agent_consent": "agent_consent",
+    "agent_consent_scope": "agent_consent_scope",
     "healthz": "healthz",
 }
 ANSWERS: dict[str, Any] = {  # component → the client's TypedDict
@@ -54,6 +55,7 @@ ANSWERS: dict[str, Any] = {  # component → the client's TypedDict
     "RecallAnswer": t.RecallAnswer,
     "WorkspaceList": t.WorkspaceList,
     "AgentConsentAnswer": t.AgentConsentAnswer,
+    "AgentConsentScope": t.AgentConsentScope,
     "Session": t.Session,
     "Turn": t.Turn,
     "SessionAnswer": t.SessionAnswer,

@@ -63,6 +63,7 @@ OPERATIONS = {  # operationId → the client's method
     "add_session_turns": "addTurns", "search_sessions": "searchSessions", "ledger_record": "ledgerRecord",
     "ledger_list": "ledgerList", "ledger_balance": "ledgerBalance", "ledger_reverse": "ledgerReverse",
     "ledger_upcoming": "ledgerUpcoming", "ledger_complete": "ledgerComplete", "agent_consent": "agentConsent",
+    "agent_consent_scope": "agentConsentScope",
     "healthz": "healthz",
 }  # fmt: skip
 

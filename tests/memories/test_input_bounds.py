@@ -106,7 +106,7 @@ def _value_cases() -> list[Case]:
          'expires_at must be an RFC 3339 time or a duration like "72h"'),
         # numbers: finite, in range
         ("remember", {**OK, "expected_version": 0, "fact_key": "k"}, "/memories", 400,
-         "expected_version must be a positive integer"),
+         "expected_version must be between 1 and 2147483647"),
         ("remember", {**OK, "confidence": 1e308 * 10}, "/memories", 400, "confidence must be a finite number"),
         ("search", {"query": "q", "min_confidence": -1e308 * 10}, "/memories/search", 400,
          "min_confidence must be a finite number"),

@@ -157,7 +157,7 @@ def test_mcp_key_check_meeting_an_unavailable_database_answers_http_503(
     def resolve_key(token: str) -> None:
         raise OperationalError("the database system is shutting down")
 
-    monkeypatch.setattr(auth, "resolve_key", resolve_key)
+    monkeypatch.setattr(auth, "resolve_key_or_refusal", resolve_key)
     response = httpx.post(
         f"{live_server}/mcp",
         json=search_call(),
@@ -174,7 +174,7 @@ def test_mcp_key_check_crashing_is_json_500_not_plain_text(
     def resolve_key(token: str) -> None:
         raise RuntimeError("bug in key lookup")
 
-    monkeypatch.setattr(auth, "resolve_key", resolve_key)
+    monkeypatch.setattr(auth, "resolve_key_or_refusal", resolve_key)
     response = httpx.post(
         f"{live_server}/mcp",
         json=search_call(),

@@ -176,5 +176,9 @@ def agent_consent(given: bool, sources: list[str] | None) -> Call[t.AgentConsent
     return Call("POST", f"{API}/agent/consent", json=body({"sources": sources}, given=given), retry_safe=False)
 
 
+def agent_consent_scope() -> Call[t.AgentConsentScope]:
+    return Call("GET", f"{API}/agent/consent")
+
+
 def healthz() -> Call[dict[str, Any]]:
     return Call("GET", "/healthz")

@@ -240,5 +240,9 @@ class AsyncMMWClient:
     async def agent_consent(self, given: bool, sources: list[str] | None = None) -> t.AgentConsentAnswer:
         return await self.send(ops.agent_consent(given, sources))
 
+    async def agent_consent_scope(self) -> t.AgentConsentScope:
+        """What a consent given with this key would cover (account, project, user), to show before asking."""
+        return await self.send(ops.agent_consent_scope())
+
     async def healthz(self) -> dict[str, Any]:
         return await self.send(ops.healthz())

@@ -247,5 +247,9 @@ class MMWClient:
     def agent_consent(self, given: bool, sources: list[str] | None = None) -> t.AgentConsentAnswer:
         return self.send(ops.agent_consent(given, sources))
 
+    def agent_consent_scope(self) -> t.AgentConsentScope:
+        """What a consent given with this key would cover (account, project, user), to show before asking."""
+        return self.send(ops.agent_consent_scope())
+
     def healthz(self) -> dict[str, Any]:
         return self.send(ops.healthz())

@@ -319,6 +319,17 @@ class AgentConsentAnswer(TypedDict):
     recorded_at: str
 
 
+class AgentConsentScope(TypedDict):
+    """What a consent given with this key covers: its account and project, by name."""
+
+    api_version: str
+    tenant_id: str
+    account: str
+    project: str
+    project_id: str
+    user: str
+
+
 class Session(TypedDict):
     id: str
     client: str

@@ -38,6 +38,7 @@ export type ValidateAnswer = Schemas["ValidateAnswer"];
 export type RecallAnswer = Schemas["RecallAnswer"];
 export type WorkspaceList = Schemas["WorkspaceList"];
 export type AgentConsentAnswer = Schemas["AgentConsentAnswer"];
+export type AgentConsentScope = Schemas["AgentConsentScope"];
 export type Session = Schemas["Session"];
 export type Turn = Schemas["Turn"];
 export type SessionAnswer = Schemas["SessionAnswer"];
@@ -205,6 +206,8 @@ export declare class MMWClient {
     }>;
     /** Each call writes an audit row: not retried once the request may have reached the server. */
     agentConsent(given: boolean, sources?: string[]): Promise<AgentConsentAnswer>;
+    /** What a consent given with this key would cover (account, project, user), to show before asking. */
+    agentConsentScope(): Promise<AgentConsentScope>;
     healthz(): Promise<{
         status: string;
         [name: string]: unknown;

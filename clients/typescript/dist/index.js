@@ -311,6 +311,10 @@ export class MMWClient {
     agentConsent(given, sources) {
         return this.send({ method: "POST", path: `${API}/agent/consent`, json: compact({ given, sources }), retrySafe: false });
     }
+    /** What a consent given with this key would cover (account, project, user), to show before asking. */
+    agentConsentScope() {
+        return this.send({ method: "GET", path: `${API}/agent/consent` });
+    }
     healthz() {
         return this.send({ method: "GET", path: "/healthz" });
     }

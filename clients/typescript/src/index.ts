@@ -43,6 +43,7 @@ export type ValidateAnswer = Schemas["ValidateAnswer"];
 export type RecallAnswer = Schemas["RecallAnswer"];
 export type WorkspaceList = Schemas["WorkspaceList"];
 export type AgentConsentAnswer = Schemas["AgentConsentAnswer"];
+export type AgentConsentScope = Schemas["AgentConsentScope"];
 export type Session = Schemas["Session"];
 export type Turn = Schemas["Turn"];
 export type SessionAnswer = Schemas["SessionAnswer"];
@@ -460,6 +461,11 @@ export class MMWClient {
   /** Each call writes an audit row: not retried once the request may have reached the server. */
   agentConsent(given: boolean, sources?: string[]): Promise<AgentConsentAnswer> {
     return this.send({ method: "POST", path: `${API}/agent/consent`, json: compact({ given, sources }), retrySafe: false });
+  }
+
+  /** What a consent given with this key would cover (account, project, user), to show before asking. */
+  agentConsentScope(): Promise<AgentConsentScope> {
+    return this.send({ method: "GET", path: `${API}/agent/consent` });
   }
 
   healthz(): Promise<{ status: string; [name: string]: unknown }> {

@@ -11,11 +11,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * what mmw-agent's upload consent with this key would cover: account and project by name
+         * @description The local agent records its user's upload consent (or its revocation) in the audit log, and
+         *     reads what a consent covers (account and project by name) to show it before asking.
+         */
+        get: operations["agent_consent_scope"];
         put?: never;
         /**
          * record mmw-agent's upload consent (or its revocation) in the account's audit log
-         * @description The local agent records its user's upload consent (or its revocation) in the audit log.
+         * @description The local agent records its user's upload consent (or its revocation) in the audit log, and
+         *     reads what a consent covers (account and project by name) to show it before asking.
          */
         post: operations["agent_consent"];
         delete?: never;
@@ -492,6 +498,19 @@ export interface components {
             recorded_at: string;
             sources: string[];
             tenant_id: string;
+        };
+        /** @description What a consent given with this key covers: its account and project, by name. */
+        AgentConsentScope: {
+            /** @description The account's name ('Personal' for a personal account). */
+            account: string;
+            api_version: string;
+            /** @description The project's name. */
+            project: string;
+            /** Format: uuid */
+            project_id: string;
+            tenant_id: string;
+            /** @description The key holder's e-mail: uploaded sessions are theirs. */
+            user: string;
         };
         Author: {
             /** @description The key's public prefix, never the secret. */
@@ -1086,6 +1105,95 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    agent_consent_scope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConsentScope"];
+                };
+            };
+            /** @description Invalid input: a parameter's type, bound or characters (the message names the parameter). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description The scheme to authenticate with (Bearer). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description [MMW Notice]: no subscription, grace period (read-only) or suspended account. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope, the workspace belongs to another project, or the membership may not write. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rate limit (per key or per project): retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected fault: internal error (request <id>), the id in the server's log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Overloaded, or the database is unreachable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     agent_consent: {
         parameters: {
             query?: never;

@@ -76,7 +76,9 @@ test("every operation", async () => {
   assert.equal(again.imported, true);
   assert.deepEqual(again.created, {});
   assert.equal((await mmw.importJob(again.import.id)).import.status, "succeeded");
-  assert.equal((await mmw.agentConsent(true, ["codex"])).given, true);
+  const consent = await mmw.agentConsent(true, ["codex"]);
+  assert.equal(consent.given, true);
+  assert.equal((await mmw.agentConsentScope()).project_id, consent.project_id);
   await assert.rejects(new MMWClient({ apiKey: "mmw_wrong", retries: FAST }).workspaces(), NotAuthenticated);
 });
 
