@@ -100,7 +100,9 @@ def _inflated(chunks: Iterator[bytes]) -> Iterator[bytes]:
                     yield piece
                 data = inflater.unconsumed_tail
                 if inflater.eof:  # a member ended; what follows is the next member
-                    data = inflater.unused_data + data
+                    # All of it is in unused_data; unconsumed_tail may still hold a copy of it when
+                    # the output limit was reached in the same call (CPython's zlib), so it is dropped.
+                    data = inflater.unused_data
                     inflater, started = zlib.decompressobj(16 + zlib.MAX_WBITS), False
                     if not data:
                         break

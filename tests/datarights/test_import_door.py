@@ -116,6 +116,20 @@ def test_a_gzip_of_newlines_stops_at_the_line_bound_not_after_reading_it_all() -
     assert seen.bytes <= 2 * reader.INFLATE_PIECE  # stopped within a piece or two, not 50 MB
 
 
+@pytest.mark.parametrize("chunk", [7, 4096, 64 * 1024 * 1024], ids=["tiny", "page", "whole"])
+def test_a_file_of_several_gzip_members_reads_as_their_concatenation_once(chunk: int) -> None:
+    # Members longer than one inflate piece: the end of the first is met in a call that also hit the
+    # output limit, where zlib leaves the next member both in unused_data and unconsumed_tail.
+    members = [b'{"type":"a"}\n' * 250_000, b'{"type":"b"}\n' * 130_000, b'{"type":"c"}\n']
+    blob = b"".join(gzip.compress(member, 1) for member in members)
+    pieces = [blob[i : i + chunk] for i in range(0, len(blob), chunk)]
+    expected, read = b"".join(members), bytearray()
+    for piece in reader._inflated(iter(pieces)):
+        read += piece
+        assert len(read) <= len(expected), "inflated more than the file holds"
+    assert bytes(read) == expected
+
+
 def test_one_long_line_is_refused_before_it_is_held_whole() -> None:
     long_line = gzip.compress(b'{"type":"memory","content":"' + b"a" * (3 * reader.MiB), 9)
     seen = reader.Progress()
