@@ -53,8 +53,13 @@ def principal_of(request: Request) -> Principal:
 
 
 def body(request: Request) -> Any:
-    """The JSON body as sent (an empty body is an empty object)."""
-    return request.data if request.body else {}
+    """The JSON body as sent (an empty body is an empty object; a body of JSON ``null`` is not an
+    object and is refused like any other non-object)."""
+    if not request.body:
+        return {}
+    if request.data is None:
+        raise InvalidInput("the request body must be a JSON object")
+    return request.data
 
 
 class MemoryCollectionView(ApiView):

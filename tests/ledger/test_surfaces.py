@@ -57,6 +57,13 @@ def test_rest_refuses_a_memory_only_key_and_hides_alices_entries_from_charlie(le
     assert (status, bad["error"]["message"]) == (400, "amount must be a string")
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["entries", "list", "balance", "reverse", "upcoming", "complete"])
+def test_a_body_of_json_null_is_refused_not_read_as_an_empty_object(ledgers: Ledgers, path: str) -> None:
+    status, refused = post(ledgers.alice_key, path, "null")
+    assert (status, refused["error"]["message"]) == (400, "the request body must be a JSON object")
+
+
 def test_mcp_and_rest_give_the_same_answers_and_error_texts(live_server: LiveServer, ledgers: Ledgers) -> None:
     def rest(key: str, path: str, body: Any) -> httpx.Response:
         return httpx.post(f"{live_server}/api/v1/ledger/{path}", json=body,
