@@ -125,7 +125,7 @@ def check_url(url: str, policy: Policy) -> tuple[str, str, int]:
     allowed = ("https", "http") if policy.allow_http else ("https",)
     if parts.scheme not in allowed:
         raise Refused("the URL must start with https://")
-    if not parts.hostname or parts.username or parts.password:
+    if not parts.hostname or "@" in parts.netloc:  # any userinfo, even an empty ":@"
         raise Refused("the URL must name a host, without user or password")
     try:
         port = parts.port

@@ -128,6 +128,8 @@ MALFORMED = [
     ("ftp://example.com/x", "the URL must start with https://"),
     ("https:///x", "the URL must name a host, without user or password"),
     ("https://user:pw@example.com/x", "the URL must name a host, without user or password"),
+    ("https://:@example.com/x", "the URL must name a host, without user or password"),
+    ("https://@example.com/x", "the URL must name a host, without user or password"),
 ]
 
 
