@@ -145,6 +145,7 @@ class Importer:
         self.members = self._members()
         self.sessions_touched: dict[uuid.UUID, int] = {}  # session → lowest new turn position
         self.accepted: set[tuple[str, uuid.UUID]] = set()  # (kind, stored id) of rows this run adds
+        self.first_lines: dict[tuple[str, str], int] = {}  # (kind, file id) → the line that held it first
         self._last_progress = 0.0
 
     # --- driving -------------------------------------------------------------------------------
@@ -242,11 +243,26 @@ class Importer:
         for number, line in rows:
             before = len(self.door.redacted)
             try:
-                checked.append((number, check(number, line)))
+                values = check(number, line)
             except MMWError as exc:
                 self._invalid(number, exc.message)
+            else:
+                first = self._first_line_of(line["type"], values, number)
+                if first is None:
+                    checked.append((number, values))
+                else:  # two rows of one id would clash at the insert, far from the line to blame
+                    self._invalid(number, f"repeats the id of line {first}")
             self.report.redacted += len(self.door.redacted) - before
         return checked
+
+    def _first_line_of(self, kind: str, values: dict[str, Any], number: int) -> int | None:
+        """The earlier line of this file holding the same ``kind`` and id, or None (and this line
+        is remembered as the first)."""
+        identity = values.get("id", values.get("public_id"))
+        if identity is None:
+            return None
+        first = self.first_lines.setdefault((kind, str(identity)), number)
+        return None if first == number else first
 
     def _invalid(self, number: int, what: str) -> None:
         self.error_count += 1

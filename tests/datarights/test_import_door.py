@@ -193,6 +193,19 @@ def test_an_import_line_passes_the_bounds_of_remember(tenancy: Tenancy, fields: 
     assert not Memory.objects.filter(project=principal.project).exists()
 
 
+@pytest.mark.parametrize("change", [{}, {"content": "the same id again"}], ids=["copy", "changed"])
+def test_a_line_repeating_an_earlier_lines_id_is_named_not_a_clash_to_retry(
+    tenancy: Tenancy, change: dict[str, Any]
+) -> None:
+    principal = owner_of_empty_project(tenancy.alice)
+    first = memory()
+    job = run(principal, file_of(first, memory(), {**first, **change}))
+    assert "line 6: repeats the id of line 4" in error_of(job)
+    assert job.error is not None
+    assert job.error["status"] == 400
+    assert not Memory.objects.filter(project=principal.project).exists()
+
+
 @pytest.mark.parametrize("name", ["all*", "bidi\u202eevil", "two\nlines", ""])
 def test_a_workspace_name_a_write_would_refuse_is_refused(tenancy: Tenancy, name: str) -> None:
     principal = owner_of_empty_project(tenancy.alice)
