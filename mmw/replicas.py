@@ -283,9 +283,7 @@ def reads(func: Callable[P, R]) -> Callable[P, R]:
             _close(alias)
             if current() != alias or _ask(alias).serving:
                 raise  # not the replica's failure (the primary's, or in a transaction)
-            logger.warning(
-                "replica %s failed during a read (%s); reading on the primary", alias, exc.__class__.__name__
-            )
+            logger.warning("replica %s failed in a read (%s); reading on the primary", alias, type(exc).__name__)
             mark_failed(alias)
         finally:
             _chosen.reset(token)
