@@ -47,7 +47,7 @@ def _run(command: str, *args: str, timeout: float = STEP_SECONDS) -> str:
     )
     if done.returncode != 0:
         raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
-    return done.stdout
+    return str(done.stdout)
 
 
 class Standby:
