@@ -39,7 +39,8 @@ Checks, each printed as passed/failed with its count:
    runs this phase alone (one web process, the broker, the standby).
 
 A benchmark, not a test (it starts seven processes and runs about a minute and a half on two
-shared cores; ``make test`` stays fast): it prints figures and exits 1 if a check fails.
+shared cores, then about two minutes for the read-replica phase; ``make test`` stays fast): it
+prints figures and exits 1 if a check fails.
 """
 
 from __future__ import annotations
