@@ -25,8 +25,9 @@ Contract:
   replay position, lag) is read at most every ``MMW_REPLICA_CHECK_SECONDS`` per process; one
   that refuses, times out (``connect_timeout`` 2 s) or lags more than ``MMW_REPLICA_MAX_LAG``
   is left out, and one that failed is not tried again for ``MMW_REPLICA_RETRY_SECONDS``. A
-  database error raised by a marked read running on a replica (the replica stopped mid-call)
-  marks it failed and runs the read once more on the primary.
+  database error raised by a marked read running on a replica runs the read once more on the
+  primary; if the replica no longer answers (stopped mid-call), it is marked failed too. An error
+  of the primary's then comes from that second run, as without replicas.
 """
 
 from __future__ import annotations
@@ -280,11 +281,14 @@ def reads(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            if current() != alias:
+                raise  # raised inside a transaction the read opened: on the primary
             _close(alias)
-            if current() != alias or _ask(alias).serving:
-                raise  # not the replica's failure (the primary's, or in a transaction)
-            logger.warning("replica %s failed in a read (%s); reading on the primary", alias, type(exc).__name__)
-            mark_failed(alias)
+            if _ask(alias).serving:  # e.g. a query cancelled by a conflict with recovery (40001)
+                logger.warning("a read failed on replica %s (%s); reading on the primary", alias, type(exc).__name__)
+            else:
+                logger.warning("replica %s failed in a read (%s); reading on the primary", alias, type(exc).__name__)
+                mark_failed(alias)
         finally:
             _chosen.reset(token)
         return func(*args, **kwargs)  # once more, on the primary

@@ -123,7 +123,27 @@ def test_a_read_that_fails_on_the_replica_runs_again_on_the_primary(monkeypatch:
 
 
 @pytest.mark.usefixtures("one_replica")
-def test_an_error_that_is_not_the_replicas_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_failing_on_a_replica_that_still_serves_runs_on_the_primary_and_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(replicas, "choose", lambda caller: ALIAS)
+    monkeypatch.setattr(replicas, "_ask", lambda alias: replicas.State(time.monotonic(), serving=True))
+    ran_on: list[str] = []
+
+    @replicas.reads
+    def selector() -> str:
+        ran_on.append(replicas.current())
+        if replicas.current() == ALIAS:
+            raise OperationalError("canceling statement due to conflict with recovery")
+        return "answer"
+
+    assert selector() == "answer"
+    assert ran_on == [ALIAS, DEFAULT_DB_ALIAS]
+    assert ALIAS not in replicas._states, "the replica still serves: not left out"
+
+
+@pytest.mark.usefixtures("one_replica")
+def test_an_error_of_the_primarys_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(replicas, "choose", lambda caller: ALIAS)
     monkeypatch.setattr(replicas, "_ask", lambda alias: replicas.State(time.monotonic(), serving=True))
 
