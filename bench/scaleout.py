@@ -31,9 +31,16 @@ Checks, each printed as passed/failed with its count:
    2xx or a retried 502/503/dropped connection;
 5. the workers: every record the load wrote is archived (the archivist task each ``remember``
    queues on the broker, run by the two workers).
+6. read replicas (docs/scale.md): search throughput of one web process with 0 and then 1
+   replica — a streaming hot standby of the embedded PostgreSQL made with the wheel's
+   ``pg_basebackup`` (tests/standby.py), ``DATABASE_REPLICA_URLS`` pointing at it — over the
+   same records and queries, in the same run; each phase counts the transactions the primary and
+   the standby served (``pg_stat_database``), which proves where the searches ran. ``--replicas-only``
+   runs this phase alone (one web process, the broker, the standby).
 
 A benchmark, not a test (it starts seven processes and runs about a minute and a half on two
-shared cores; ``make test`` stays fast): it prints figures and exits 1 if a check fails.
+shared cores, then about two minutes for the read-replica phase; ``make test`` stays fast): it
+prints figures and exits 1 if a check fails.
 """
 
 from __future__ import annotations
@@ -486,10 +493,159 @@ def check_archived(ids: list[str], timeout: float) -> dict[str, Any]:
         time.sleep(1.0)
 
 
+# --- read replicas: search throughput with 0 and 1 replica ---------------------------------------
+
+SEARCH_CLIENTS = 4
+SEARCH_RECORDS = 400
+SEARCH_WORDS = ("deploy", "billing", "queue", "postgres", "replica", "search", "cache", "worker", "latency", "backup")
+
+
+def _commits(connect: Any) -> int:
+    with connect() as conn:
+        row = conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def _primary() -> Any:
+    import psycopg
+    from django.db import connection
+
+    params = {k: v for k, v in connection.get_connection_params().items() if k != "cursor_factory"}
+    return psycopg.connect(**params, autocommit=True)
+
+
+def _search_phase(env: dict[str, str], key: str, seconds: float, label: str, replica: Any = None) -> dict[str, Any]:
+    """One web process with ``env``: ``SEARCH_CLIENTS`` clients search for ``seconds``; the
+    transactions each database served meanwhile (read after the process exits, when its
+    connections have reported their statistics)."""
+    port = common.free_port()
+    cmd = [sys.executable, "-m", "uvicorn", "mmw.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+           "--no-server-header", "--lifespan", "on", "--no-proxy-headers"]  # fmt: skip
+    with (common.OUT_DIR / f"scaleout-search-{label}.log").open("wb") as logfile:
+        proc = subprocess.Popen(cmd, cwd=common.ROOT, env=env, stdout=logfile, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + common.STARTUP_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the {label} web process exited; see bench/out/scaleout-search-{label}.log")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/healthz", timeout=2.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the {label} web process did not answer /healthz in time")
+            time.sleep(0.2)
+        with httpx.Client(base_url=url, headers=headers(key), timeout=60.0) as http:
+            for word in SEARCH_WORDS:  # warm: the model, the pools, the caches
+                http.post("/api/v1/memories/search", json={"query": word, "limit": 10})
+        primary_before = _commits(_primary)
+        replica_before = _commits(replica) if replica is not None else 0
+        statuses: Counter[int] = Counter()
+        samples: list[float] = []
+        lock = threading.Lock()
+        stop_at = time.monotonic() + seconds
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=url, headers=headers(key), timeout=60.0) as http:
+                i = n
+                while time.monotonic() < stop_at:
+                    query = f"{SEARCH_WORDS[i % len(SEARCH_WORDS)]} {SEARCH_WORDS[(i * 3 + 1) % len(SEARCH_WORDS)]}"
+                    began = time.perf_counter()
+                    r = http.post("/api/v1/memories/search", json={"query": query, "limit": 10})
+                    with lock:
+                        statuses[r.status_code] += 1
+                        samples.append((time.perf_counter() - began) * 1000)
+                    i += SEARCH_CLIENTS
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(SEARCH_CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - started
+    finally:
+        common.stop(proc)
+    time.sleep(1.0)  # the exited backends' statistics reach pg_stat_database
+    ok = statuses.get(200, 0)
+    result: dict[str, Any] = {
+        "searches": ok,
+        "per_second": round(ok / elapsed, 1),
+        "latency_ms": common.summary_ms(samples),
+        "statuses": dict(statuses),
+        "primary_transactions": _commits(_primary) - primary_before,
+    }
+    if replica is not None:
+        result["replica_transactions"] = _commits(replica) - replica_before
+    return result
+
+
+def compare_replicas(data_dir: Path, env: dict[str, str], seconds: float) -> dict[str, Any]:
+    """Search throughput of one web process with 0, then 1 replica, over the same records."""
+    from mmw import embedded_pg
+    from tests.standby import Standby
+
+    tenant = common.bench_tenant(f"scaleout-replicas-{int(time.time())}")
+    records = [
+        {"content": f"note {i}: the {SEARCH_WORDS[i % 10]} of the {SEARCH_WORDS[(i * 7) % 10]} runbook, step {i}"}
+        for i in range(SEARCH_RECORDS)
+    ]
+    port = common.free_port()
+    seeder = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "mmw.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=common.ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + common.STARTUP_TIMEOUT
+        while not _healthy(port):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the seeding web process did not answer /healthz in time")
+            time.sleep(0.2)
+        for start in range(0, SEARCH_RECORDS, 100):
+            r = httpx.post(
+                f"http://127.0.0.1:{port}/api/v1/memories/batch",
+                json={"records": records[start : start + 100]},
+                headers=headers(tenant.api_key),
+                timeout=300.0,
+            )
+            r.raise_for_status()
+    finally:
+        common.stop(seeder)
+    without = _search_phase(env, tenant.api_key, seconds, "0-replicas")
+    log(f"search, 0 replicas: {without}")
+    standby = Standby(data_dir / "pg", data_dir / "standby")
+    made = time.monotonic()
+    standby.start()
+    try:
+        standby.catch_up(embedded_pg.DATABASE_NAME)
+        made_in = round(time.monotonic() - made, 1)
+        replica_env = {**env, "DATABASE_REPLICA_URLS": standby.url(embedded_pg.DATABASE_NAME)}
+        with_one = _search_phase(
+            replica_env,
+            tenant.api_key,
+            seconds,
+            "1-replica",
+            replica=lambda: standby.connect(embedded_pg.DATABASE_NAME),
+        )
+        log(f"search, 1 replica: {with_one}")
+    finally:
+        standby.remove()
+    return {"clients": SEARCH_CLIENTS, "seconds": seconds, "records": SEARCH_RECORDS, "standby_made_seconds": made_in,
+            "0": without, "1": with_one}  # fmt: skip
+
+
+def _healthy(port: int) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0).status_code == 200
+    return False
+
+
 # --- one run --------------------------------------------------------------------------------------
 
 
-def run(data_dir: Path, load_seconds: float, archive_wait: float, balancer: str = "haproxy") -> dict[str, Any]:
+def run(
+    data_dir: Path, load_seconds: float, archive_wait: float, balancer: str = "haproxy", search_seconds: float = 15.0
+) -> dict[str, Any]:
     common.setup_django(data_dir)
     common.reset_memories()
     common.clear_broker(data_dir)
@@ -518,8 +674,45 @@ def run(data_dir: Path, load_seconds: float, archive_wait: float, balancer: str 
         log(f"archived: {result['archived']}")
     finally:
         dep.stop()
+    try:
+        result["replicas"] = compare_replicas(data_dir, dep.env, search_seconds)
+    finally:
         common.stop(broker)
     return result
+
+
+def run_replicas_only(data_dir: Path, search_seconds: float) -> dict[str, Any]:
+    """Only the read-replica phase (``--replicas-only``): the broker, one web process at a time, the standby."""
+    common.setup_django(data_dir)
+    common.clear_broker(data_dir)
+    common.OUT_DIR.mkdir(parents=True, exist_ok=True)
+    broker = common.start_broker(data_dir, common.OUT_DIR / "scaleout-broker.log")
+    try:
+        return {
+            "machine": common.machine_notes(),
+            "replicas": compare_replicas(data_dir, environment(data_dir), search_seconds),
+        }
+    finally:
+        common.stop(broker)
+
+
+def replica_verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    rep = result["replicas"]
+    zero, one = rep["0"], rep["1"]
+    return [
+        (
+            f"search, 0 replicas ({rep['clients']} clients, {rep['seconds']:g} s)",
+            f"{zero['per_second']}/s, p50 {zero['latency_ms']['p50']} ms, p95 {zero['latency_ms']['p95']} ms; "
+            f"primary {zero['primary_transactions']} transactions",
+            set(zero["statuses"]) == {200},
+        ),
+        (
+            "search, 1 replica (same run, same records)",
+            f"{one['per_second']}/s, p50 {one['latency_ms']['p50']} ms, p95 {one['latency_ms']['p95']} ms; "
+            f"primary {one['primary_transactions']}, replica {one['replica_transactions']} transactions",
+            set(one["statuses"]) == {200} and one["replica_transactions"] > one["primary_transactions"],
+        ),
+    ]
 
 
 def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
@@ -554,6 +747,7 @@ def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
             f"{vec['archived']}/{vec['of']} within {vec['seconds']} s",
             vec["archived"] == vec["of"],
         ),
+        *replica_verdicts(result),
     ]
 
 
@@ -563,6 +757,8 @@ def main() -> None:
     parser.add_argument("--load-seconds", type=float, default=12.0)
     parser.add_argument("--archive-wait", type=float, default=180.0)
     parser.add_argument("--balancer", choices=("haproxy", "python"), default="haproxy")
+    parser.add_argument("--search-seconds", type=float, default=15.0, help="each read-replica phase's length")
+    parser.add_argument("--replicas-only", action="store_true", help="run only the read-replica phase")
     parser.add_argument("--proxy", type=int, help=argparse.SUPPRESS)
     parser.add_argument("backends", type=int, nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -570,7 +766,19 @@ def main() -> None:
         proxy_main(args.proxy, args.backends)
         return
     started = time.time()
-    result = run(args.data_dir.resolve(), args.load_seconds, args.archive_wait, args.balancer)
+    if args.replicas_only:
+        result = run_replicas_only(args.data_dir.resolve(), args.search_seconds)
+        checks = replica_verdicts(result)
+        result["passed"] = all(ok for _, _, ok in checks)
+        (common.OUT_DIR / "scaleout-replicas.json").write_text(json.dumps(result, indent=1, default=str))
+        print(f"bench/scaleout.py --replicas-only: {round(time.time() - started)} s")
+        print(
+            common.markdown_table(
+                ["check", "figure", "result"], [(n, f, "passed" if ok else "**FAILED**") for n, f, ok in checks]
+            )
+        )
+        sys.exit(0 if result["passed"] else 1)
+    result = run(args.data_dir.resolve(), args.load_seconds, args.archive_wait, args.balancer, args.search_seconds)
     result["duration_seconds"] = round(time.time() - started)
     checks = verdicts(result)
     result["passed"] = all(ok for _, _, ok in checks)

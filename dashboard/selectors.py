@@ -18,6 +18,7 @@ from billing import selectors as billing_selectors
 from dashboard.principals import principal_for_user
 from memories import selectors as memory_selectors
 from memories.models import project_live_counts
+from mmw import replicas
 from mmw.errors import NotFound
 from orgs.models import Membership
 
@@ -66,6 +67,7 @@ class Point:
     value: int
 
 
+@replicas.reads
 def records_written_per_day(account: Account, *, days: int = 30) -> list[Point]:
     """Records written per day over the last ``days`` days (forgotten ones included: they were
     written), zero-filled, oldest first."""

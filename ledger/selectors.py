@@ -27,7 +27,7 @@ from memories import admission
 from memories.inputs import parse
 from memories.presenters import project_envelope
 from memories.record_rules import parse_time_filter
-from mmw import csv_safe
+from mmw import csv_safe, replicas
 from mmw.errors import InvalidInput
 
 UPCOMING_DEFAULT = timedelta(days=30)
@@ -59,6 +59,7 @@ def _reversed() -> Exists:
     return Exists(Entry.objects.filter(reverses=OuterRef("pk")))
 
 
+@replicas.reads
 def ledger_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Listed:
     """One page of the entries the caller may read, newest first (by occurred_at or due_at)."""
     values = parse(inputs.LIST, payload)
@@ -129,6 +130,7 @@ def _str(value: object | None) -> str | None:
     return None if value is None else str(value)
 
 
+@replicas.reads
 def ledger_balance(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Balances:
     """Sums per currency (and per category and/or calendar month when asked) of the transactions
     the caller may read, reversed entries and their reversals left out."""
@@ -169,6 +171,7 @@ def _line(row: Mapping[str, Any]) -> presenters.BalanceLine:
     return line
 
 
+@replicas.reads
 def ledger_upcoming(
     *, principal: Principal, payload: Mapping[str, Any] | None, now: datetime | None = None
 ) -> presenters.Upcoming:

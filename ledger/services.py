@@ -29,7 +29,7 @@ from memories.inputs import parse
 from memories.models import Visibility
 from memories.presenters import project_envelope
 from memories.record_rules import parse_occurred_at, parse_time_filter, request_hash
-from mmw import times
+from mmw import replicas, times
 from mmw.errors import Conflict, InvalidInput, NotFound
 from mmw.locks import advisory_xact_lock
 
@@ -94,6 +94,7 @@ def content_digest(fields: Mapping[str, Any]) -> str:
     return request_hash(same)
 
 
+@replicas.writes
 def ledger_record(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
     """Append one entry. With a ``reference`` the caller already used (in this project), the same
     content answers the stored entry (``replayed``), other content is a 409."""
@@ -159,6 +160,7 @@ def _audit(principal: Principal, action: str, entry: Entry) -> None:
     )
 
 
+@replicas.writes
 def ledger_reverse(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
     """Append the entry that cancels ``entry_id``: the same kind, currency and category, the
     opposite amount, ``reason`` as its memo. A reversed entry, or a reversal, cannot be reversed
@@ -235,6 +237,7 @@ def _recorded(principal: Principal, admitted: admission.Admission, entry: Entry)
     return {**project_envelope(principal, admitted.notice()), "entry": presenters.entry(entry), "replayed": False}
 
 
+@replicas.writes
 def ledger_complete(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recorded:
     """Append the transaction that completes (pays) one occurrence of a reminder: the reminder's
     amount, currency, counterparty, category, tags and visibility, ``completes`` pointing at it.

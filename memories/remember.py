@@ -40,7 +40,7 @@ from memories import admission, inputs, presenters, record_rules, sequence, task
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, Visibility, live_counts
 from memories.vectors import MAX_EMBEDDED_CHARS
 from memories.workspaces import WorkspaceState, workspace_state
-from mmw import bulk
+from mmw import bulk, replicas
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError
 from mmw.locks import advisory_xact_lock
 
@@ -75,6 +75,7 @@ class RememberInput:
         return record_rules.request_hash(values)
 
 
+@replicas.writes
 def memory_remember(
     *, principal: Principal, payload: Mapping[str, Any] | None, idempotency_key: str | None = None
 ) -> presenters.Remembered:
@@ -91,6 +92,7 @@ def memory_remember(
     return writer.answer(item)
 
 
+@replicas.writes
 def memory_remember_batch(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Batch:
     """Store up to ``inputs.MAX_BATCH`` records; ``{"results": [...]}`` has one entry per record,
     in order: the ``remember`` answer, or ``{"error": {"code", "message"}}`` for that record alone."""

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from django.db.models import QuerySet
 from django.utils import timezone
 from pgvector import Vector
@@ -35,6 +35,7 @@ from psycopg_pool import ConnectionPool
 from memories import confidence, explain, recency, sequence, sql, timewords, vectors
 from memories.embeddings import EmbeddingBackend
 from memories.models import Memory
+from mmw import replicas
 from mmw.db import aside
 from mmw.db.prelude import execute_after
 
@@ -633,7 +634,7 @@ def term_stats(project_id: uuid.UUID, terms: list[str]) -> TermStats:
     rows match as with the prefix, found as ordinary index entries (docs/search.md), except a
     record committed between this statement and the keyword statement with a word new to the
     project: it is missed by this search as by one that ran a moment earlier."""
-    with connection.cursor() as cursor:
+    with connections[replicas.current()].cursor() as cursor:
         cursor.execute(
             r"""
             WITH q AS (
@@ -718,7 +719,7 @@ def project_window(project_id: uuid.UUID) -> WindowOf:
 def bucket_counts(project_id: uuid.UUID, lexemes: Sequence[str]) -> dict[str, int]:
     """Project ``project_id``'s live shared records per recency bucket lexeme of ``lexemes``
     (``TermStat``; a bucket without any is left out)."""
-    with connection.cursor() as cursor:
+    with connections[replicas.current()].cursor() as cursor:
         cursor.execute(
             "SELECT term, docs FROM memories_termstat WHERE project_id = %s AND term = ANY(%s::text[])",
             [project_id, list(lexemes)],
@@ -734,7 +735,7 @@ def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
     counts = ", ".join(f"count(*) FILTER (WHERE d @@ {tsq})" for _ in terms)
     sql = f"SELECT count(*){', ' if terms else ''}{counts} FROM ({inner}) AS c(d)"  # noqa: S608 - only placeholders
-    with connection.cursor() as cursor:
+    with connections[candidates.db].cursor() as cursor:
         cursor.execute(sql, [*terms, *inner_params])  # the counts come before the FROM
         row = cursor.fetchone()
     assert row is not None  # an aggregate always answers one row

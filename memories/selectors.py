@@ -20,6 +20,7 @@ from accounts.models import SCOPE_READ, Account, Workspace
 from memories import admission, explain, inputs, presenters, record_rules, search, sequence, sql, statuses, timewords
 from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
+from mmw import replicas
 from mmw.errors import InvalidInput, NotFound
 
 MAX_LIMIT = 100  # search's most results (memories.inputs declares it; recall ranks this many)
@@ -109,7 +110,7 @@ def readable_scope(principal: Principal, *, live: bool = True) -> sql.Scope | No
     user, membership, departments): a changed membership or department set is another key, and
     "now" is the database's (``statement_timestamp()``, read when a statement runs), so a kept
     scope is never stale."""
-    key = (live, *visibility_key(principal))
+    key = (live, Memory.objects.db, *visibility_key(principal))  # the alias too: a scope names its database
     with _readable_lock:
         if key in _readable:
             _readable.move_to_end(key)
@@ -141,6 +142,7 @@ def search_scope(*, principal: Principal, workspace: str, filters: MemoryFilters
 # --- search -------------------------------------------------------------------------------
 
 
+@replicas.reads
 def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Found:
     admitted = begin_read(principal)
     v = inputs.parse(inputs.SEARCH, payload)
@@ -328,6 +330,7 @@ def _listing(
     return qs.order_by(*LIST_ORDERS[order]) if qs is not None else Memory.objects.none()
 
 
+@replicas.reads
 def memory_list(
     *,
     principal: Principal,
@@ -474,6 +477,7 @@ def _relations(principal: Principal, ids: list[uuid.UUID]) -> dict[uuid.UUID, li
     return out
 
 
+@replicas.reads
 def memory_previews(*, principal: Principal, ids: list[str], chars: int = 90) -> dict[str, str]:
     """The first ``chars`` characters of each record among ``ids`` the caller can read (live),
     to name related records in a page; ids the caller cannot read are absent."""
@@ -492,6 +496,7 @@ def memory_previews(*, principal: Principal, ids: list[str], chars: int = 90) ->
 # --- one record, history, validation, recall, workspaces ----------------------------------
 
 
+@replicas.reads
 def memory_get(*, principal: Principal, memory_id: str) -> presenters.Got:
     admitted = begin_read(principal)
     record = _visible_record(principal, memory_id)
@@ -512,6 +517,7 @@ def _visible_record(principal: Principal, memory_id: str) -> Memory:
     return record
 
 
+@replicas.reads
 def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.History:
     """Every version of a fact_key the caller can read, oldest first; forgotten versions appear as
     stubs (number, time, author, reason) without their content."""
@@ -546,6 +552,7 @@ def memory_history(*, principal: Principal, payload: Mapping[str, Any] | None) -
     return {**_envelope(principal, name, admitted), "fact_key": fact_key, "versions": versions}
 
 
+@replicas.reads
 def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Validation:
     """Which live records of ``source_id`` are stale against ``current_source_hash``. Read-only."""
     admitted = begin_read(principal)
@@ -567,6 +574,7 @@ def memory_validate(*, principal: Principal, payload: Mapping[str, Any] | None) 
     }
 
 
+@replicas.reads
 def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.Recalled:
     """A context pack for a task: relevant records (plus pinned ones), highest importance first,
     cut to ``token_budget``; each item shows its status so the agent can cite or re-check it."""
@@ -618,6 +626,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     return asked.explained(answer)
 
 
+@replicas.reads
 def workspace_list(*, principal: Principal) -> presenters.Workspaces:
     """The live workspaces of the caller's project, with the number of records the caller can read."""
     admitted = begin_read(principal)
@@ -641,6 +650,7 @@ def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
     return sql.workspace_counts(principal.project.pk, readable_scope(principal, live=False))
 
 
+@replicas.reads
 def records_written_since(*, account: Account, start: dt.date) -> dict[dt.date, int]:
     """Records the account wrote per day (UTC) from ``start`` on, forgotten ones included (they were
     written): the usage chart's series. Days without a record are left out."""

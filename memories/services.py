@@ -26,12 +26,14 @@ from memories.models import Memory, MemoryRelation
 from memories.presenters import API_VERSION
 from memories.remember import memory_remember, memory_remember_batch
 from memories.workspaces import ALL, WorkspaceState, workspace_state
+from mmw import replicas
 from mmw.errors import Forbidden, InvalidInput, MMWError, NotFound
 from orgs.selectors import acting_membership
 
 # --- forget -----------------------------------------------------------------------------
 
 
+@replicas.writes
 def memory_keep_version(*, principal: Principal, memory_id: str) -> presenters.Remembered:
     """Resolve a conflict by keeping one version: a new version of its fact_key with the same
     content and provenance, written as a deliberate update of the newest version the caller can
@@ -80,6 +82,7 @@ def memory_keep_version(*, principal: Principal, memory_id: str) -> presenters.R
     return answer
 
 
+@replicas.writes
 def memory_forget(
     *, principal: Principal, payload: Mapping[str, Any] | None
 ) -> presenters.ForgottenOne | presenters.ForgottenSource:
@@ -192,6 +195,7 @@ def workspace_delete(*, workspace: Workspace, actor: User) -> int:
     Returns the number of records forgotten. Owners and admins only; idempotent."""
     project = workspace.project
     acting_membership(account=project.account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
+    replicas.note_write(replicas.caller_key(project.account_id, actor.pk))  # at this transaction's commit
     locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
     if locked.deleted_at is not None:
         return 0

@@ -29,6 +29,7 @@ from django.db import connections
 from django.db.models import QuerySet
 
 from memories.models import NOT_PRESENTED, Memory, VectorSum, Visibility
+from mmw import replicas
 
 TSQUERY = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
 SPELLED_TSQUERY = "%s::tsquery"
@@ -361,7 +362,7 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
         f"SELECT {own}, {count} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
         " WHERE w.project_id = %s AND w.deleted_at IS NULL ORDER BY w.name"
     )
-    using = rule.using if rule is not None else "default"
+    using = rule.using if rule is not None else replicas.current()
     with connections[using].cursor() as cursor:
         cursor.execute(sql, [*params, project_id])
         rows = cursor.fetchall()

@@ -15,6 +15,7 @@ from memories import explain, search, sql
 from memories.inputs import parse
 from memories.presenters import project_envelope
 from memories.selectors import Asked, begin_read
+from mmw import replicas
 from mmw.errors import InvalidInput, NotFound
 from transcripts import indexing, inputs, presenters
 from transcripts.models import Session, Turn
@@ -57,6 +58,7 @@ def sessions_queryset(principal: Principal) -> QuerySet[Session]:
 # --- list and read ----------------------------------------------------------------------------
 
 
+@replicas.reads
 def session_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> dict[str, Any]:
     admitted = begin_read(principal)
     v = inputs.parse_bounded(inputs.LIST, payload)
@@ -73,6 +75,7 @@ def session_list(*, principal: Principal, payload: Mapping[str, Any] | None) -> 
     }
 
 
+@replicas.reads
 def session_read(
     *, principal: Principal, client: Any, session_id: Any, payload: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -87,6 +90,7 @@ def session_read(
     return _read(principal, found, v["after"], v["limit"], admitted.notice())
 
 
+@replicas.reads
 def session_read_by_id(*, principal: Principal, session_pk: uuid.UUID, after: int | None, limit: int) -> dict[str, Any]:
     """``session_read`` by the session's own id (the dashboard's links)."""
     admitted = begin_read(principal)
@@ -115,6 +119,7 @@ def _read(principal: Principal, found: Session, after: int | None, limit: int, n
 # --- search -----------------------------------------------------------------------------------
 
 
+@replicas.reads
 def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.SessionsFound:
     """Turns ranked by meaning and keywords (``memories.search.hybrid_ranking``, the ranking of
     ``search``), each with ``context`` turns before and after it in its session."""

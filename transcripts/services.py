@@ -22,7 +22,7 @@ from accounts.services import audit_record
 from memories import admission, guard, record_rules
 from memories.inputs import parse
 from memories.presenters import project_envelope
-from mmw import text
+from mmw import replicas, text
 from mmw.errors import Conflict, Forbidden, InvalidInput, MMWError, NotFound
 from mmw.locks import advisory_xact_lock
 from transcripts import indexing, inputs, presenters, selectors, tasks
@@ -43,6 +43,7 @@ def _forgotten(key: inputs.SessionKey) -> Conflict:
 # --- upsert ---------------------------------------------------------------------------------
 
 
+@replicas.writes
 def session_upsert(
     *, principal: Principal, client: Any, session_id: Any, payload: Mapping[str, Any] | None
 ) -> tuple[dict[str, Any], bool]:
@@ -87,6 +88,7 @@ def _screen_labels(principal: Principal, labels: dict[str, str | None]) -> dict[
 # --- turns ----------------------------------------------------------------------------------
 
 
+@replicas.writes
 def session_add_turns(
     *, principal: Principal, client: Any, session_id: Any, payload: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -202,6 +204,7 @@ def _item_error(index: int, position: int | None, exc: MMWError) -> dict[str, An
 # --- forget and share -----------------------------------------------------------------------
 
 
+@replicas.writes
 def session_forget(*, principal: Principal, payload: Mapping[str, Any] | None) -> presenters.SessionForgotten:
     """Soft-delete one session the caller can read (their own, else one shared with the
     project): it and its turns leave every read and search; the deletion is audited. A missing
@@ -241,6 +244,7 @@ def _forget(principal: Principal, target: Session) -> bool:
     return count == 1
 
 
+@replicas.writes
 def session_forget_by_id(*, principal: Principal, session_pk: uuid.UUID) -> bool:
     """The dashboard's forget: by the session's own id, among the sessions the caller can read."""
     _begin_write(principal)
@@ -249,6 +253,7 @@ def session_forget_by_id(*, principal: Principal, session_pk: uuid.UUID) -> bool
         return found is not None and _forget(principal, found)
 
 
+@replicas.writes
 def session_share(*, principal: Principal, session_pk: uuid.UUID, shared: bool) -> Session:
     """Share the caller's own session with the project (or take it back); audited. Only its
     author may: another member's session answers as if it did not exist."""

@@ -172,6 +172,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024 + 1024
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
     "connect_timeout", env_int("MMW_DB_CONNECT_TIMEOUT", 2, minimum=2)
 )
+# Read replicas (docs/scale.md): streaming standbys the marked reads may run on, none by default.
+from mmw.settings.replicas import *  # noqa: E402,F403 - DATABASES' replica aliases, the router, their bounds
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Seconds a resolved API key's principal is reused in a process (accounts.key_cache): a revoked
 # key or a deactivated member stops within this, at once in the process that made the change.
