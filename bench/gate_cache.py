@@ -99,7 +99,7 @@ def verify_table(key: str, calls: int) -> str:
     import asyncio
 
     from accounts.keys import cached_principal, resolve_key
-    from memories.mcp.threads import run_sync
+    from interfaces.threads import run_sync
 
     async def before() -> object:
         return await run_sync(resolve_key, key)

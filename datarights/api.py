@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from datarights import export, presenters
 from datarights.models import ImportJob
 from datarights.restore import jobs
-from memories.api.views import ApiView, principal_of
+from interfaces.rest import ApiView, principal_of
 from mmw import streaming
 from mmw.errors import InvalidInput
 

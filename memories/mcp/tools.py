@@ -25,6 +25,7 @@ from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_LEDGER_READ, SCOPE_LEDGER_WRITE, SCOPE_READ, SCOPE_WRITE
+from interfaces.threads import run_sync
 from ledger import inputs as ledger_inputs
 from ledger import presenters as ledger_presenters
 from ledger import selectors as ledger_selectors
@@ -32,7 +33,6 @@ from ledger import services as ledger_services
 from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions, resources, schemas
 from memories.mcp.auth import principal_of
-from memories.mcp.threads import run_sync
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
 from transcripts import inputs as session_inputs
