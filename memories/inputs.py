@@ -2,7 +2,7 @@
 
 REST views and MCP tools both hand the caller's raw JSON object to ``parse``; the OpenAPI request
 bodies (``json_schema``), the MCP tools' input schemas (``tool_schema``) and the reference pages'
-tables (``memories.reference``) are generated from the same table. So a parameter, its default,
+tables (``interfaces.reference``) are generated from the same table. So a parameter, its default,
 its type, its bounds and its error texts exist in exactly one place.
 
 ``parse`` checks every declared bound (docs/reliability.md, "Input bounds"): types; NUL and
