@@ -21,7 +21,7 @@ urlpatterns = [
     path("api/v1/", include("ledger.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
-    path("", include("datarights.page_urls")),
+    path("", include("dashboard.data_urls")),
     path("", include("dashboard.urls")),
 ]
 
