@@ -119,7 +119,7 @@ def dense_hits(candidates: QuerySet[Memory], query: str, limit: int) -> list[Can
 def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str, limit: int) -> list[Candidate]:
     """The dense ranker as it was before ``search.nearest`` became one round trip: the same query
     through the ORM in an ``atomic`` block after two ``SET LOCAL`` (five statements). The
-    reference of ``bench/hotpaths.py`` and ``tests/memories/test_nearest_round_trip.py``."""
+    reference of ``bench/archive/hotpaths.py`` and ``tests/memories/test_nearest_round_trip.py``."""
     from django.db import connection, transaction
     from django.db.models.functions import Cast
     from pgvector.django import CosineDistance, VectorField
@@ -145,7 +145,7 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
     """The keyword ranker's statement as the ORM built it before ``memories.sql.keyword_ranked``
     (the same ``(id, rank, created_at, idf, count)`` rows for a ``sql.KeywordQuery``): the scores
     as ``RawSQL`` annotations on ``candidates``; over the budget, the newest matches' ids first,
-    then each row looked up again by id and scored. The reference of ``bench/hotpaths.py`` and
+    then each row looked up again by id and scored. The reference of ``bench/archive/hotpaths.py`` and
     ``tests/memories/test_sql.py``."""
     from django.db.models import FloatField
     from django.db.models.expressions import RawSQL
@@ -180,7 +180,7 @@ def orm_keyword_ranked(candidates: QuerySet[Any], asked: Any, limit: int) -> lis
 def orm_presented(candidates: QuerySet[Memory], ids: list[Any]) -> dict[Any, Memory]:
     """The winners of a search as the ORM loaded them before ``memories.sql.presented``: with
     their author, key and workspace (``select_related``), without the columns no reader presents.
-    The reference of ``bench/hotpaths.py`` and ``tests/memories/test_sql.py``."""
+    The reference of ``bench/archive/hotpaths.py`` and ``tests/memories/test_sql.py``."""
     from memories.models import NOT_PRESENTED
 
     return candidates.select_related("author", "api_key", "workspace").defer(*NOT_PRESENTED).in_bulk(ids)
@@ -366,7 +366,7 @@ class Server:
         broker: bool = True,
     ) -> None:
         self.port = free_port()
-        self.root = root  # the checkout whose code serves (bench/goals_ab.py serves two)
+        self.root = root  # the checkout whose code serves (bench/archive/goals_ab.py serves two)
         self.with_broker = broker  # one embedded broker per data directory
         self.worker = worker
         self.url = f"http://127.0.0.1:{self.port}"

@@ -1,6 +1,6 @@
 """Before/after ratios of issue #19's hot-path changes, in process, interleaved in one run:
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/hotpaths.py [--size 100000] [--calls 200]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/archive/hotpaths.py [--size 100000] [--calls 200]
 
 - the dense ranker: ``search.nearest`` (one round trip) against the ORM ranker it replaced
   (``SET LOCAL`` x 2 in an ``atomic`` block, then the query: five statements), on ``bench/goals.py``'s
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals, latency
 from bench.common import log, markdown_table
@@ -195,7 +195,7 @@ def main() -> None:
             rows.append([part, name, counts[name], f"{s['p50']} / {s['p95']}", ""])
         rows[-1][-1] = f"{a['p50'] / b['p50']:.2f}x"
     print(
-        f"bench/hotpaths.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
+        f"bench/archive/hotpaths.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
         f"load average {load:.2f}–{os.getloadavg()[0]:.2f}, git {common.machine_notes()['git']}"
     )
     print(markdown_table(["part", "variant", "statements", "ms p50 / p95", "after/before p50"], rows))

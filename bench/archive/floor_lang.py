@@ -1,6 +1,6 @@
 """A language-aware cosine scale for the relevance floor, replayed offline (issue #17).
 
-    .venv/bin/python -m bench.floor_lang [--split]
+    .venv/bin/python -m bench.archive.floor_lang [--split]
 
 Reads the fused candidate lists ``bench.floor`` caches in ``bench/out`` (floor-<dataset>-use-*.json,
 at the shipped ``KEYWORD_IDF_SHARE``) and the datasets' texts. Each (query, record) pair gets a
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, retrieval
 
