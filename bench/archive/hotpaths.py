@@ -12,9 +12,9 @@
   ranker on a second pooled connection beside it (``mmw.db.aside``; a psycopg pool of 4 as
   ``manage.py serve`` has);
 - the keyword ranker's statement, for ordinary queries and for queries whose rarest word is in
-  more than ``KEYWORD_SCORED_ROWS`` records: the ORM's (``bench.common.orm_keyword_ranked``,
+  more than ``KEYWORD_SCORED_ROWS`` records: the ORM's (``tests.memories.orm_reference.orm_keyword_ranked``,
   before) against ``memories.sql.keyword_ranked`` with the scope compiled for it (after);
-- loading 10 search winners: the ORM's ``select_related`` (``bench.common.orm_presented``,
+- loading 10 search winners: the ORM's ``select_related`` (``tests.memories.orm_reference.orm_presented``,
   before) against ``memories.sql.presented`` with the scope compiled for it (after).
 
 The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals, latency
 from bench.common import log, markdown_table
+from tests.memories import orm_reference
 
 
 def interleaved(ops: dict[str, Callable[[], object]], calls: int) -> dict[str, dict[str, float]]:
@@ -105,7 +106,7 @@ def main() -> None:
         return search.nearest(qs, *next_vector(), 50)
 
     def old() -> object:
-        return common.orm_nearest(qs, *next_vector(), 50)
+        return orm_reference.orm_nearest(qs, *next_vector(), 50)
 
     ids: list[Any] = [c.id for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))
@@ -137,7 +138,7 @@ def main() -> None:
                 scope = sql.Scope.of(qs)
                 assert scope is not None
                 return sql.keyword_ranked(scope, one, 50)
-            return common.orm_keyword_ranked(qs, one, 50)
+            return orm_reference.orm_keyword_ranked(qs, one, 50)
 
         return run
 
@@ -147,7 +148,7 @@ def main() -> None:
                 scope = sql.Scope.of(qs)
                 assert scope is not None
                 return sql.presented(scope, ids)
-            return common.orm_presented(qs, ids)
+            return orm_reference.orm_presented(qs, ids)
 
         return run
 

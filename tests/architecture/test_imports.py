@@ -184,3 +184,19 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert RANK[layer_of("memories.services")] < RANK[layer_of("datarights.restore")] < RANK[layer_of("billing.gate")]
     assert layer_of("ledger.services") == layer_of("memories.guard")  # the ledger sits beside memories
     assert RANK[layer_of("ledger.api")] > RANK[layer_of("billing.gate")]
+
+
+def bench_imports_in_tests() -> list[str]:
+    """Tests stand on their own: a benchmark may use a test helper, never the reverse."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            found += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.split(".")[0] == "bench"]
+    return found
+
+
+def test_no_test_imports_bench() -> None:
+    assert bench_imports_in_tests() == []

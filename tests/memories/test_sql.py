@@ -18,9 +18,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.keys import Principal
-from bench.common import orm_keyword_ranked, orm_nearest, orm_presented
 from memories import presenters, search, selectors, sql, vectors
 from memories.models import Memory
+from tests.memories.orm_reference import orm_keyword_ranked, orm_nearest, orm_presented
 from tests.orgs.world import Org, Person, make_org, write
 
 pytestmark = pytest.mark.django_db
