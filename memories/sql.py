@@ -444,7 +444,7 @@ def sources(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, str]:
 
 
 def matched_terms(scope: Scope, ids: Sequence[Any], terms: Sequence[str]) -> dict[Any, tuple[list[str], list[str]]]:
-    """For ``explain``: which of the query's keyword ``terms`` (``search.keyword_terms``) each row
+    """For ``explain``: which of the query's keyword ``terms`` (``words.keyword_terms``) each row
     of ``ids`` holds in its own words, and which only in its predecessor's (``context_document``,
     the words a sequence member is also found by). One statement; rows of ``scope``'s table."""
     if not ids or not terms:
