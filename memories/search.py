@@ -9,6 +9,10 @@ and return light ``Candidate`` rows (id, score, created_at), hundreds of them; o
 winners of the fusion are loaded (``hybrid_hits`` loads ``Memory`` objects without their vectors).
 A search compiles its queryset's scope once (``memories.sql.Scope``); every statement of it is
 ``memories.sql``'s text around that scope.
+
+Why one module of this length: the rankers, their fusion and the relevance floor share constants
+tuned together (docs/search.md), which tests and benches vary on this module; the query's words are
+``memories.words``, the statements ``memories.sql``.
 """
 
 from __future__ import annotations

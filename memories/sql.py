@@ -15,6 +15,9 @@ workspace, filters, ``latest_only``, another principal's visibility, an empty sc
 
 Columns of the scope's table are always qualified (``Scope.column``): the scope may join other
 tables (``workspace="*"`` joins the workspaces) whose columns share names with ours.
+
+Why one module of this length: raw SQL is kept in one module on purpose (docs/architecture.md), so
+every hand-written statement is reviewed and tested against its ORM reference in one place.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ Two kinds of caller (``Policy``):
 - **the operator** (``manage.py import``): the file moves an account between servers it runs.
   Ids are kept and a clash with another account is reported; authors are matched by e-mail with
   the account's members; audit lines are restored with their actors.
+
+Why one module of this length: one import is one transaction over every row type, and rows refer to
+each other (a memory to its workspace and author, a turn to its session, an entry to the entry it
+reverses) through the id map one ``Importer`` keeps; its row builders are grouped by type. Each app
+building its own rows (the importer asking each app) is the next step of issue #39.
 """
 
 from __future__ import annotations
