@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "interfaces",
         (
-            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "transcripts.api", "transcripts.urls", "ledger.api", "ledger.urls",
+            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "transcripts.api", "transcripts.urls", "transcripts.mcp", "ledger.api", "ledger.urls", "ledger.mcp",
             "accounts.admin", "accounts.admin_login", "accounts.admin_customer", "accounts.management",
             "orgs.admin", "datarights.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks", "billing.management",
             "datarights.api", "datarights.urls", "datarights.management",
