@@ -24,6 +24,7 @@ from accounts.admin_login import ThrottledAdminAuthenticationForm
 from accounts.models import Account, ApiKey, AuditEvent, Project, RefusedCall, User, Workspace
 from accounts.selectors import accounts_matching, key_prefix_in
 from accounts.services import api_key_revoke
+from interfaces.admin import ReadOnlyMixin
 
 if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
     UserBase = DjangoUserAdmin[User]
@@ -39,19 +40,6 @@ else:
 
 # The admin's login is throttled like the dashboard's (same limiter, same counters).
 admin.site.login_form = ThrottledAdminAuthenticationForm
-
-
-class ReadOnlyMixin:
-    """Rows written only by services: staff may look, never add, change or delete."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(User)

@@ -388,7 +388,7 @@ TIE_BREAKS = (1.0, 10.0)
 DEPTHS = (40, 50, 100, 200)
 
 # Function words only (no content words, no names), from the usual stop lists of each language;
-# tried as an extension of ``search.STOP_WORDS`` (both accented and folded spellings).
+# tried as an extension of ``query_words.STOP_WORDS`` (both accented and folded spellings).
 EXTRA_STOP_WORDS = frozenset(
     """
     about after again all also am any because been before being between both but can could
@@ -415,13 +415,20 @@ def _ranking_source() -> str:
     import inspect
 
     from memories import search
+    from memories import words as query_words
 
     parts = [
         inspect.getsource(f)
-        for f in (search.keyword_terms, search.term_stats, search.matching_terms, search.keyword_hits, search.nearest)
+        for f in (
+            query_words.keyword_terms,
+            search.term_stats,
+            search.matching_terms,
+            search.keyword_hits,
+            search.nearest,
+        )
     ]
     parts.append(f"{search.KEYWORD_SCORED_ROWS} {search.EF_SEARCH}")
-    parts.append(" ".join(sorted(search.STOP_WORDS)))
+    parts.append(" ".join(sorted(query_words.STOP_WORDS)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -490,6 +497,7 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
 
     from accounts.keys import resolve_key
     from memories import search, selectors
+    from memories import words as query_words
 
     cache = common.OUT_DIR / "sweep-cache" / f"{data.name}-{backend_name}-{len(data.queries)}-{_ranking_source()}.json"
     if cache.exists():
@@ -504,15 +512,15 @@ def collect_candidates(data: Dataset, backend_name: str) -> dict[str, Any]:
         qs = selectors.memory_queryset(principal=principal, workspace=ws)
         assert qs is not None, f"workspace {ws} was not loaded"
         scoped[ws] = qs
-    original_stop = search.STOP_WORDS
+    original_stop = query_words.STOP_WORDS
     project_id = principal.project.pk
 
     def keyword(qs: Any, text: str, stop: frozenset[str]) -> Ranked:
-        search.STOP_WORDS = stop
+        query_words.STOP_WORDS = stop
         try:
             return [(keys[str(h.id)], h.score) for h in search.keyword_hits(qs, text, SWEEP_DEPTH, project_id)]
         finally:
-            search.STOP_WORDS = original_stop
+            query_words.STOP_WORDS = original_stop
 
     variants: dict[str, frozenset[str]] = {"current": original_stop, "extended": original_stop | EXTRA_STOP_WORDS}
     out: dict[str, Any] = {"keyword": {v: {} for v in variants}, "dense": {}}

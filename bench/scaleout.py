@@ -55,7 +55,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import re
 import signal
 import subprocess
 import sys
@@ -74,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 from bench.common import log
+from tests.haproxy import haproxy_config
 
 RATE_LIMIT = 30
 RATE_CALLS = 40
@@ -231,21 +231,6 @@ class Deployment:
     def stop(self) -> None:
         for proc in [*self.webs.values(), *self.others]:
             common.stop(proc)
-
-
-HAPROXY_CONFIG = common.ROOT / "deploy" / "haproxy.cfg"
-
-
-def haproxy_config(port: int, webs: list[int]) -> str:
-    """``deploy/haproxy.cfg`` with its frontend on ``port`` and its servers on ``webs`` (the
-    shipped file's other settings unchanged, so the bench runs what production is told to run)."""
-    text = HAPROXY_CONFIG.read_text()
-    text, bound = re.subn(r"bind 127\.0\.0\.1:\d+", f"bind 127.0.0.1:{port}", text)
-    lines = [line for line in text.splitlines() if not re.match(r"\s+server web\d+ ", line)]
-    servers = [f"    server web{i} 127.0.0.1:{p} check" for i, p in enumerate(webs, start=1)]
-    if bound != 1 or len(lines) == len(text.splitlines()):
-        raise RuntimeError(f"{HAPROXY_CONFIG} no longer has one bind line and server lines to rewrite")
-    return "\n".join([*lines, *servers]) + "\n"
 
 
 def environment(data_dir: Path) -> dict[str, str]:

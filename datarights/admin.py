@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from accounts.admin import ReadOnlyMixin
 from datarights.models import AccountDeletion, WebhookDelivery, WebhookEndpoint
+from interfaces.admin import ReadOnlyMixin
 
 if TYPE_CHECKING:
     DeletionBase = admin.ModelAdmin[AccountDeletion]

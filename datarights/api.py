@@ -5,7 +5,6 @@ call, format: what a key may export or import is decided by ``datarights.export`
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,8 +12,7 @@ from rest_framework.response import Response
 from datarights import export, presenters
 from datarights.models import ImportJob
 from datarights.restore import jobs
-from memories.api.views import ApiView, principal_of
-from mmw import streaming
+from interfaces.rest import ApiView, principal_of
 from mmw.errors import InvalidInput
 
 SCOPES = ("project", "account")
@@ -32,7 +30,7 @@ class ExportView(ApiView):
         if scope_name not in SCOPES:
             raise InvalidInput("scope must be project or account")
         scope = export.scope_for_key(principal=principal_of(request), whole_account=scope_name == "account")
-        return export_response(scope)
+        return export.export_response(scope)
 
 
 @extend_schema(exclude=True)
@@ -66,10 +64,3 @@ def job_response(job: ImportJob) -> Response:
             status=int(error.get("status") or 400),
         )
     return Response({"imported": False, "import": shown}, status=202, headers={"Location": shown["url"]})
-
-
-def export_response(scope: export.ExportScope) -> StreamingHttpResponse:
-    """The export as a gzip attachment, streamed (REST and the dashboard alike)."""
-    now = timezone.now()
-    chunks = export.gzip_chunks(export.export_lines(scope, now=now))
-    return streaming.download(chunks, content_type="application/gzip", filename=export.export_filename(scope, now))

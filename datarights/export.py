@@ -18,6 +18,7 @@ from itertools import islice
 from typing import TypeVar
 
 from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from accounts.keys import Principal, principal_for
@@ -27,6 +28,7 @@ from datarights.models import AuthorLabel
 from ledger.models import Entry
 from memories.models import Memory, MemoryRelation
 from memories.selectors import begin_read
+from mmw import streaming
 from mmw.errors import Forbidden, NotFound
 from orgs.models import Membership
 from orgs.selectors import acting_membership
@@ -256,3 +258,10 @@ def project_for_operator(account: Account, name: str) -> Project:
     if found is None:
         raise NotFound(f"no project {name!r} in account {account.tenant_id}")
     return found
+
+
+def export_response(scope: ExportScope) -> StreamingHttpResponse:
+    """The export as a gzip attachment, streamed (REST and the dashboard alike)."""
+    now = timezone.now()
+    chunks = gzip_chunks(export_lines(scope, now=now))
+    return streaming.download(chunks, content_type="application/gzip", filename=export_filename(scope, now))

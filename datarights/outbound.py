@@ -28,6 +28,9 @@ a byte at a time is cut at the deadline (:class:`TimedOut`), however short each 
 
 This module reads no settings and imports nothing of MMW: it sits on the ground floor
 (docs/architecture.md) so any app may use it.
+
+Why one module of this length: the SSRF guard is one contract (each hop checked, addresses pinned, a
+deadline over the whole exchange); splitting its transport pieces from its checks would hide that.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from interfaces.rest import ApiView, body, principal_of
+from interfaces.schema import Schema, operation, register_components
 from ledger import inputs, presenters, selectors, services
-from memories.api.schema import Schema, operation
-from memories.api.views import ApiView, body, principal_of
 from memories.inputs import json_schema
 
 _COMPONENTS = "#/components/schemas/{model}"
@@ -37,6 +37,9 @@ def ledger_schemas() -> dict[str, Schema]:
         found[name] = schema
     found.pop("Author", None)  # the memory answers' Author component is the same shape
     return found
+
+
+register_components(ledger_schemas)
 
 
 class LedgerRecordView(ApiView):

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
-from accounts.admin import ReadOnlyMixin
 from accounts.models import User
 from accounts.services import audit_record
+from interfaces.admin import ReadOnlyMixin
 from memories.models import Memory
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 REST views and MCP tools both hand the caller's raw JSON object to ``parse``; the OpenAPI request
 bodies (``json_schema``), the MCP tools' input schemas (``tool_schema``) and the reference pages'
-tables (``memories.reference``) are generated from the same table. So a parameter, its default,
+tables (``interfaces.reference``) are generated from the same table. So a parameter, its default,
 its type, its bounds and its error texts exist in exactly one place.
 
 ``parse`` checks every declared bound (docs/reliability.md, "Input bounds"): types; NUL and
@@ -10,6 +10,10 @@ unpaired surrogates in any string; lengths (never truncating); list sizes; finit
 write would create; emptiness where declared; ranges and allowed values — one text per kind of
 bound. Product rules that are not bounds (a hash without its source, an expiry in the past, ...)
 stay in the services, after it, so both surfaces report them identically.
+
+Why one module of this length: it is the one parameter table (each operation's parameters, bounds,
+defaults and texts) with ``parse`` and the two schema generators that read it; the table is meant to
+be read in one place.
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ its own savepoint, so one bad record never costs its neighbours their write. Vec
 ``remember`` embeds its record inside the request (a local model, a few ms); a batch leaves them
 to the ``embed_memories`` task, which embeds them with the model's batch call after the commit
 (dense search skips a record until its vector is in; keyword search has it at once).
+
+Why one module of this length: one write path for one record and for a batch — staging (parse,
+checks, Guard, versions, quotas) and the one-statement insert together, so both calls stay
+identical.
 """
 
 from __future__ import annotations

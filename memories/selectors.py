@@ -1,4 +1,10 @@
-"""Everything that reads memories, always through ``Memory.objects.visible_to(principal)``."""
+"""Everything that reads memories, always through ``Memory.objects.visible_to(principal)``.
+
+Why one module of this length: every read of memories (get, history, validate, search, recall,
+workspaces, the browser's page) draws from one listing (``memory_queryset``) and one readable scope,
+kept beside each other so a filter means the same everywhere; statements are ``memories.sql``,
+ranking ``memories.search``.
+"""
 
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ workspace, filters, ``latest_only``, another principal's visibility, an empty sc
 
 Columns of the scope's table are always qualified (``Scope.column``): the scope may join other
 tables (``workspace="*"`` joins the workspaces) whose columns share names with ours.
+
+Why one module of this length: raw SQL is kept in one module on purpose (docs/architecture.md), so
+every hand-written statement is reviewed and tested against its ORM reference in one place.
 """
 
 from __future__ import annotations
@@ -445,7 +448,7 @@ def sources(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, str]:
 
 
 def matched_terms(scope: Scope, ids: Sequence[Any], terms: Sequence[str]) -> dict[Any, tuple[list[str], list[str]]]:
-    """For ``explain``: which of the query's keyword ``terms`` (``search.keyword_terms``) each row
+    """For ``explain``: which of the query's keyword ``terms`` (``words.keyword_terms``) each row
     of ``ids`` holds in its own words, and which only in its predecessor's (``context_document``,
     the words a sequence member is also found by). One statement; rows of ``scope``'s table."""
     if not ids or not terms:

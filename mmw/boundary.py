@@ -13,6 +13,9 @@ unavailable database marks the request (``RequestState.unavailable``), and its J
 
 Every request on these surfaces carries a short random id: in the scope (``request_state``),
 in the ``X-Request-Id`` response header, and in any error text and log line about it.
+
+Why one module of this length: the one ASGI boundary around ``/api/`` and ``/mcp``; its contract
+(above) is only checkable when read whole.
 """
 
 from __future__ import annotations

@@ -16,11 +16,12 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memories.api.urls")),
+    path("api/v1/", include("transcripts.urls")),
     path("api/v1/", include("datarights.urls")),
     path("api/v1/", include("ledger.urls")),
     path("billing/", include("billing.urls")),
     path("accounts/", include("allauth.urls")),
-    path("", include("datarights.page_urls")),
+    path("", include("dashboard.data_urls")),
     path("", include("dashboard.urls")),
 ]
 

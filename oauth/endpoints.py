@@ -33,7 +33,7 @@ from starlette.routing import Route, Router, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from billing import counters
-from memories.mcp.threads import run_sync
+from interfaces.threads import run_sync
 from mmw.errors import MMWError
 from oauth import client_metadata, config, inputs, selectors, services
 from oauth.provider import MmwClientAuthenticator, MmwProvider, registration_answer

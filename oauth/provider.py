@@ -27,7 +27,7 @@ from pydantic import AnyUrl
 from starlette.requests import Request
 
 from accounts.keys import resolve_access_token
-from memories.mcp.threads import run_sync
+from interfaces.threads import run_sync
 from mmw.errors import MMWError
 from oauth import client_metadata, config, inputs, models, services
 

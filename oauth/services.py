@@ -5,6 +5,9 @@ code, code expiry, client authentication) are theirs (``oauth.provider``); this 
 rules that are MMW's: which redirect URIs a client may register, what a consent creates, rotation
 with reuse detection, and that every grant change is audited. Secrets are returned once, raw, and
 stored only as sha256 digests.
+
+Why one module of this length: every write of OAuth state (registration, consent, codes, token
+rotation, revocation) under the same locks and audit; the reads are ``oauth.selectors``.
 """
 
 from __future__ import annotations

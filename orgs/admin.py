@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from accounts.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin
 from orgs.models import Department, Invitation, Membership, ProjectAccess
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from accounts.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin
 from transcripts.models import Session
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 from markdown_it import MarkdownIt
 
-from memories.reference import pages
+from interfaces.reference import pages
 
 _PAGE_LINK = re.compile(r'href="([a-z_]+)\.md"')
 _TITLE = re.compile(r"^# (.+)$", re.MULTILINE)

@@ -1,5 +1,9 @@
 """Organisation admin: members and roles, invitations, departments, the audit log, the
-organisation's settings; and the invitation link a new member opens."""
+organisation's settings; and the invitation link a new member opens.
+
+Why one module of this length: the organisation's pages, each view short; actions dispatch through
+one table per page.
+"""
 
 from __future__ import annotations
 

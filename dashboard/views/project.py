@@ -1,4 +1,8 @@
-"""A project's pages: the memory browser, workspaces, API keys and settings."""
+"""A project's pages: the memory browser, workspaces, API keys and settings.
+
+Why one module of this length: a project's pages (browser, workspaces, keys, settings), each view
+short; they share the project lookup and its context.
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ The rules, by field:
 
 Unknown fields of a known type are ignored (the format's version policy); unknown types are the
 importer's to refuse.
+
+Why one module of this length: one short ``check_<type>`` per line type of the export format,
+sharing the field rules listed above.
 """
 
 from __future__ import annotations

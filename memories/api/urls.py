@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from memories.api import sessions, views
+from memories.api import views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
@@ -15,15 +15,5 @@ urlpatterns = [
     re_path(r"^memories/(?P<memory_id>[^/]+)/?$", views.MemoryDetailView.as_view(), name="memory"),
     re_path(r"^recall-context/?$", views.RecallContextView.as_view(), name="recall-context"),
     re_path(r"^workspaces/?$", views.WorkspaceListView.as_view(), name="workspaces"),
-    re_path(r"^sessions/?$", sessions.SessionListView.as_view(), name="sessions"),
-    re_path(r"^sessions/search/?$", sessions.SessionSearchView.as_view(), name="sessions-search"),
-    re_path(
-        r"^sessions/(?P<client>[^/]+)/(?P<session_id>[^/]+)/turns/?$",
-        sessions.SessionTurnsView.as_view(),
-        name="session-turns",
-    ),
-    re_path(
-        r"^sessions/(?P<client>[^/]+)/(?P<session_id>[^/]+)/?$", sessions.SessionDetailView.as_view(), name="session"
-    ),
     re_path(r"^agent/consent/?$", views.AgentConsentView.as_view(), name="agent-consent"),
 ]

@@ -4,20 +4,16 @@ Bodies go to the services *raw*, so REST and MCP validate identically (memories.
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from accounts import services as account_services
-from accounts.keys import Principal
+from interfaces.rest import ApiView, body, principal_of
+from interfaces.schema import operation, query_parameter
 from memories import inputs, presenters, selectors, services
 from memories.api import schema
-from memories.api.schema import operation, query_parameter
-from mmw.errors import InvalidInput
 
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
 IDEMPOTENCY = OpenApiParameter(
@@ -31,35 +27,6 @@ IDEMPOTENCY = OpenApiParameter(
 
 def _param(params: tuple[inputs.Param, ...], name: str) -> inputs.Param:
     return next(p for p in params if p.name == name)
-
-
-class ApiView(APIView):
-    """An MMW REST view: query-string parameters other than the operation's own are refused, as
-    unknown body parameters are (``memories.inputs.parse``): nothing is silently ignored."""
-
-    query_parameters: dict[str, frozenset[str]] = {}  # method → the names it reads
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        allowed = self.query_parameters.get(request.method or "", frozenset())
-        unknown = sorted(k for k in request.query_params if k not in allowed)
-        if unknown:
-            raise InvalidInput(f"unknown parameter(s): {', '.join(unknown)}")
-
-
-def principal_of(request: Request) -> Principal:
-    assert isinstance(request.auth, Principal)
-    return request.auth
-
-
-def body(request: Request) -> Any:
-    """The JSON body as sent (an empty body is an empty object; a body of JSON ``null`` is not an
-    object and is refused like any other non-object)."""
-    if not request.body:
-        return {}
-    if request.data is None:
-        raise InvalidInput("the request body must be a JSON object")
-    return request.data
 
 
 class MemoryCollectionView(ApiView):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memories import search
+from memories.words import STOP_WORDS
 from mmw.text import strip_marks
 
 VOWELS = frozenset("aeiouyаеёиоуыэюяйь")
@@ -41,7 +41,7 @@ def words(text: str) -> frozenset[str]:
     return frozenset(fold(w) for w in text.split())
 
 
-STOP = words(" ".join(search.STOP_WORDS)) | words(
+STOP = words(" ".join(STOP_WORDS)) | words(
     """
     also just only very more most much many some any all each every can could should would must may
     might shall now then there here into onto over under about after before via per than such

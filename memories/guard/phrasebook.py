@@ -10,6 +10,9 @@ Design rules that keep ordinary notes out (each was a false positive at some poi
 - an exfiltration order needs a send-like verb, secrets *in the plural* or something only an
   agent holds (conversation, system prompt, memories) or "all/every", and a destination (URL,
   e-mail, webhook) in the same sentence.
+
+Why one module of this length: it is data, the phrase tables of every language, read together; the
+matching code is ``memories.guard.phrases``.
 """
 
 from __future__ import annotations

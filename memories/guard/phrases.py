@@ -14,6 +14,9 @@ Words are separated by runs of spaces/commas/quotes/markdown emphasis, so extra 
 view (tried only at offsets where the first element's literal occurs, and only when every
 required element has a word present in the text — a set lookup), and a *squashed* regex for
 l e t t e r - s p a c e d runs once collapsed (used only when the text shows letter spacing).
+
+Why one module of this length: the phrase language and its compiler to linear-time byte regexes are
+one piece; the tables are ``memories.guard.phrasebook``.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from interfaces.threads import run_sync
 from memories.mcp import descriptions, resources
 from memories.mcp.auth import (
     ApiKeyVerifier,
@@ -60,7 +61,6 @@ from memories.mcp.auth import (
     read_body,
     with_canonical_authorization,
 )
-from memories.mcp.threads import run_sync
 from memories.mcp.tools import build_tools, scope_of_tool, tools_for
 from memories.presenters import API_VERSION
 from mmw.errors import MMWError, NotFound

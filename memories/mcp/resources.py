@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from mcp_types import Resource, ResourceLink, ResourceTemplate
 
 from accounts.keys import Principal
-from memories import presenters, reference, selectors
+from interfaces import reference
+from memories import presenters, selectors
 from mmw.errors import InvalidInput, NotFound
 
 PREFIX = "mmw://memories/"

@@ -1,5 +1,7 @@
-"""The MCP tools (eight on memories, two on sessions, six on the ledger): each passes its raw arguments to the
-service or selector REST also calls.
+"""The memory tools (eight) and the one ``/mcp`` server's tool machinery: each tool passes its raw
+arguments to the service or selector REST also calls. Sessions' and the ledger's tools are declared
+in ``transcripts.mcp`` and ``ledger.mcp``; every app's tools reach the server through one
+registry (``interfaces.mcp``).
 
 Input schemas come from ``memories.inputs`` (the same tables the services parse with), and the
 SDK does no argument validation of its own: a tool's argument model is empty, so the services
@@ -13,52 +15,28 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent
 from starlette.requests import HTTPConnection
 
 from accounts.keys import Principal
-from accounts.models import SCOPE_LEDGER_READ, SCOPE_LEDGER_WRITE, SCOPE_READ, SCOPE_WRITE
-from ledger import inputs as ledger_inputs
-from ledger import presenters as ledger_presenters
-from ledger import selectors as ledger_selectors
-from ledger import services as ledger_services
+from accounts.models import SCOPE_READ, SCOPE_WRITE
+from interfaces.mcp import APPEND, ERASE, READ, ToolSpec, register, registered
+from interfaces.threads import run_sync
 from memories import inputs, presenters, selectors, services
 from memories.mcp import descriptions, resources, schemas
 from memories.mcp.auth import principal_of
-from memories.mcp.threads import run_sync
 from mmw.boundary import UNAVAILABLE_MESSAGE, is_unavailable, new_request_id, request_state
 from mmw.errors import MMWError
-from transcripts import inputs as session_inputs
-from transcripts import presenters as session_presenters
-from transcripts import selectors as session_selectors
-from transcripts import services as session_services
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_HEADER = "x-idempotency-key"
-
-# (principal, raw arguments, HTTP request headers) -> the answer
-Operation = Callable[[Principal, Any, Mapping[str, str]], Mapping[str, object]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    title: str
-    params: tuple[inputs.Param, ...]
-    description: str
-    operation: Operation
-    annotations: ToolAnnotations
-    answer: Any  # the answer's TypedDict (or a union of them): the source of the outputSchema
-    linked: Callable[[Mapping[str, Any]], list[presenters.Record]] | None = None  # records to link as resources
-    scope: str | None = None  # the scope it needs, when not memory:read / memory:write by its annotations
 
 
 # Services and selectors are looked up when called (not bound here), so tests can replace them.
@@ -98,42 +76,6 @@ def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> pr
     return selectors.memory_get(principal=principal, memory_id=memory_id)
 
 
-def _search_sessions(
-    principal: Principal, arguments: Any, headers: Mapping[str, str]
-) -> session_presenters.SessionsFound:
-    return session_selectors.session_search(principal=principal, payload=arguments)
-
-
-def _forget_session(
-    principal: Principal, arguments: Any, headers: Mapping[str, str]
-) -> session_presenters.SessionForgotten:
-    return session_services.session_forget(principal=principal, payload=arguments)
-
-
-def _ledger_record(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
-    return ledger_services.ledger_record(principal=principal, payload=arguments)
-
-
-def _ledger_list(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Listed:
-    return ledger_selectors.ledger_list(principal=principal, payload=arguments)
-
-
-def _ledger_balance(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Balances:
-    return ledger_selectors.ledger_balance(principal=principal, payload=arguments)
-
-
-def _ledger_reverse(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
-    return ledger_services.ledger_reverse(principal=principal, payload=arguments)
-
-
-def _ledger_upcoming(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Upcoming:
-    return ledger_selectors.ledger_upcoming(principal=principal, payload=arguments)
-
-
-def _ledger_complete(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> ledger_presenters.Recorded:
-    return ledger_services.ledger_complete(principal=principal, payload=arguments)
-
-
 def _results(answer: Mapping[str, Any]) -> list[presenters.Record]:
     return list(answer["results"])
 
@@ -142,30 +84,24 @@ def _items(answer: Mapping[str, Any]) -> list[presenters.Record]:
     return list(answer["items"])
 
 
-_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-# A write that adds (a record, a ledger entry): repeating it adds again.
-_APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-# A write that forgets: repeating it changes nothing more.
-_ERASE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
-
-TOOLS: tuple[ToolSpec, ...] = (
+MEMORY_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "remember",
         "Remember a fact",
         inputs.REMEMBER,
         descriptions.REMEMBER,
         _remember,
-        _APPEND,
+        APPEND,
         presenters.Remembered,
     ),
-    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, _READ, presenters.Found, _results),
+    ToolSpec("search", "Search memory", inputs.SEARCH, descriptions.SEARCH, _search, READ, presenters.Found, _results),
     ToolSpec(
         "forget",
         "Forget records",
         inputs.FORGET,
         descriptions.FORGET,
         _forget,
-        _ERASE,
+        ERASE,
         presenters.ForgottenOne | presenters.ForgottenSource,
     ),
     ToolSpec(
@@ -174,7 +110,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.VALIDATE,
         descriptions.VALIDATE_MEMORY,
         _validate,
-        _READ,
+        READ,
         presenters.Validation,
     ),
     ToolSpec(
@@ -183,7 +119,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.HISTORY,
         descriptions.MEMORY_HISTORY,
         _history,
-        _READ,
+        READ,
         presenters.History,
     ),
     ToolSpec(
@@ -192,7 +128,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.RECALL,
         descriptions.RECALL_CONTEXT,
         _recall,
-        _READ,
+        READ,
         presenters.Recalled,
         _items,
     ),
@@ -202,89 +138,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         inputs.LIST_WORKSPACES,
         descriptions.LIST_WORKSPACES,
         _list_workspaces,
-        _READ,
+        READ,
         presenters.Workspaces,
     ),
-    ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ, presenters.Got),
-    ToolSpec(
-        "search_sessions",
-        "Search past sessions",
-        session_inputs.SEARCH_SESSIONS,
-        descriptions.SEARCH_SESSIONS,
-        _search_sessions,
-        _READ,
-        session_presenters.SessionsFound,
-    ),
-    ToolSpec(
-        "forget_session",
-        "Forget a session",
-        session_inputs.FORGET_SESSION,
-        descriptions.FORGET_SESSION,
-        _forget_session,
-        _ERASE,
-        session_presenters.SessionForgotten,
-    ),
-    ToolSpec(
-        "ledger_record",
-        "Record a transaction or reminder",
-        ledger_inputs.RECORD,
-        descriptions.LEDGER_RECORD,
-        _ledger_record,
-        _APPEND,
-        ledger_presenters.Recorded,
-        scope=SCOPE_LEDGER_WRITE,
-    ),
-    ToolSpec(
-        "ledger_list",
-        "List ledger entries",
-        ledger_inputs.LIST,
-        descriptions.LEDGER_LIST,
-        _ledger_list,
-        _READ,
-        ledger_presenters.Listed,
-        scope=SCOPE_LEDGER_READ,
-    ),
-    ToolSpec(
-        "ledger_balance",
-        "Ledger balances",
-        ledger_inputs.BALANCE,
-        descriptions.LEDGER_BALANCE,
-        _ledger_balance,
-        _READ,
-        ledger_presenters.Balances,
-        scope=SCOPE_LEDGER_READ,
-    ),
-    ToolSpec(
-        "ledger_reverse",
-        "Reverse a ledger entry",
-        ledger_inputs.REVERSE,
-        descriptions.LEDGER_REVERSE,
-        _ledger_reverse,
-        _APPEND,
-        ledger_presenters.Recorded,
-        scope=SCOPE_LEDGER_WRITE,
-    ),
-    ToolSpec(
-        "ledger_upcoming",
-        "Reminders falling due",
-        ledger_inputs.UPCOMING,
-        descriptions.LEDGER_UPCOMING,
-        _ledger_upcoming,
-        _READ,
-        ledger_presenters.Upcoming,
-        scope=SCOPE_LEDGER_READ,
-    ),
-    ToolSpec(
-        "ledger_complete",
-        "Complete a reminder",
-        ledger_inputs.COMPLETE,
-        descriptions.LEDGER_COMPLETE,
-        _ledger_complete,
-        _APPEND,
-        ledger_presenters.Recorded,
-        scope=SCOPE_LEDGER_WRITE,
-    ),
+    ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, READ, presenters.Got),
 )
+register("memories", *MEMORY_TOOLS)
 
 
 def scope_of_tool() -> dict[str, str]:
@@ -294,7 +153,7 @@ def scope_of_tool() -> dict[str, str]:
     return {
         spec.name: spec.scope
         or (SCOPE_READ if spec.annotations is not None and spec.annotations.read_only_hint else SCOPE_WRITE)
-        for spec in TOOLS
+        for spec in registered()
     }
 
 
@@ -306,7 +165,7 @@ def tools_for(scopes: Collection[str]) -> frozenset[str]:
 
 
 def build_tools() -> list[Tool]:
-    return [_tool(spec) for spec in TOOLS]
+    return [_tool(spec) for spec in registered()]
 
 
 def _tool(spec: ToolSpec) -> Tool:

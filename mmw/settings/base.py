@@ -232,7 +232,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
 }
-# The OpenAPI schema at /api/v1/schema/ (memories/api/schema.py describes answers and errors).
+# The OpenAPI schema at /api/v1/schema/ (interfaces/schema.py: errors and the registry of every app's answers).
 SPECTACULAR_SETTINGS = {
     "TITLE": "MMW API",
     "DESCRIPTION": "Memory service for AI agents: remember, search, forget, validate. Every error answers "
@@ -242,7 +242,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "memories.api.schema.add_components_and_healthz",
+        "interfaces.schema.add_components_and_healthz",
     ],
 }
 

@@ -9,11 +9,12 @@ wires them in. Migrations are left out (they are frozen history, importing only 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = (
-    "mmw", "accounts", "orgs", "memories", "transcripts", "ledger", "datarights", "billing", "dashboard", "oauth"
+    "mmw", "interfaces", "accounts", "orgs", "memories", "transcripts", "ledger", "datarights", "billing", "dashboard", "oauth"
 )  # fmt: skip
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
@@ -43,13 +44,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memory core", ("memories", "transcripts", "ledger")),
     ("data rights", ("datarights",)),
     ("billing", ("billing",)),
+    # The kit every app's interfaces share (ApiView, operation, run_sync, ReadOnlyMixin, the
+    # reference pages): an app imports it, never another app's interface.
+    ("interface kit", ("interfaces",)),
     (
         "interfaces",
         (
-            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "ledger.api", "ledger.urls",
+            "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "transcripts.api", "transcripts.urls", "transcripts.mcp", "ledger.api", "ledger.urls", "ledger.mcp",
             "accounts.admin", "accounts.admin_login", "accounts.admin_customer", "accounts.management",
             "orgs.admin", "datarights.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks", "billing.management",
-            "datarights.api", "datarights.urls", "datarights.page_urls", "datarights.views", "datarights.management",
+            "datarights.api", "datarights.urls", "datarights.management",
             "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
         ),
     ),
@@ -105,8 +109,67 @@ def violations() -> list[str]:
     return found
 
 
+def app_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+# The memory core's apps sit side by side, but not every way: sessions and the ledger reuse
+# memories' core (Guard, ranking, parameter tables), and memories' core never imports them.
+NEVER_IMPORTED_BY_MEMORIES_CORE = ("transcripts", "ledger")
+
+# Imports that still break the second rule, each with the reason it is still here. This list can
+# only shrink: a test fails when an entry no longer occurs, so fixing one means deleting it.
+KNOWN: dict[str, str] = {}
+
+
+def interface_violations(imports: Callable[[Path], set[str]] = imports_of) -> list[str]:
+    """The second rule: no app imports another app's interface (only the composition root wires
+    interfaces together), and the memory core's ``memories`` never imports its siblings."""
+    modules = our_modules()
+    found = []
+    for module, path in sorted(modules.items()):
+        layer = layer_of(module)
+        if layer == "composition root":
+            continue
+        for target in sorted(imports(path)):
+            resolved = target if target in modules else target.rsplit(".", 1)[0]
+            if resolved not in modules:
+                continue
+            if layer_of(resolved) == "interfaces" and app_of(resolved) != app_of(module):
+                found.append(f"{module} imports {resolved}, {app_of(resolved)}'s interface")
+            elif (
+                layer == "memory core"
+                and app_of(module) == "memories"
+                and app_of(resolved) in NEVER_IMPORTED_BY_MEMORIES_CORE
+            ):
+                found.append(f"{module} (memory core) imports {resolved}")
+    return sorted(set(found))
+
+
 def test_no_module_imports_a_layer_above_its_own() -> None:
     assert violations() == []
+
+
+def test_no_app_imports_another_apps_interface() -> None:
+    assert [v for v in interface_violations() if v not in KNOWN] == []
+
+
+def test_every_known_exception_still_occurs() -> None:
+    """A fixed exception is deleted from KNOWN, so the list says what remains."""
+    assert sorted(set(KNOWN) - set(interface_violations())) == []
+
+
+def test_the_interface_rule_catches_a_planted_import() -> None:
+    """The check itself can fail: ledger's REST views importing memories' REST views (an import
+    the layer rule allows, both being interfaces) is refused, as is memories' core reading sessions."""
+    planted = {
+        ROOT / "ledger" / "api.py": {"memories.api.views.MemoryCollectionView"},
+        ROOT / "memories" / "search.py": {"transcripts.models.Turn"},
+    }
+    found = interface_violations(lambda path: imports_of(path) | planted.get(path, set()))
+    assert "ledger.api imports memories.api.views, memories's interface" in found
+    assert "memories.search (memory core) imports transcripts.models" in found
+    assert "memories.search (memory core) imports transcripts.models" not in interface_violations()
 
 
 def test_the_rule_catches_a_core_module_importing_billing() -> None:
@@ -121,3 +184,19 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert RANK[layer_of("memories.services")] < RANK[layer_of("datarights.restore")] < RANK[layer_of("billing.gate")]
     assert layer_of("ledger.services") == layer_of("memories.guard")  # the ledger sits beside memories
     assert RANK[layer_of("ledger.api")] > RANK[layer_of("billing.gate")]
+
+
+def bench_imports_in_tests() -> list[str]:
+    """Tests stand on their own: a benchmark may use a test helper, never the reverse."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            found += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.split(".")[0] == "bench"]
+    return found
+
+
+def test_no_test_imports_bench() -> None:
+    assert bench_imports_in_tests() == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from memories import reference
+from interfaces import reference
 from oauth import config as oauth_config
 from oauth import endpoints as oauth_endpoints
 from oauth.services import GRANTABLE_SCOPES

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
-from memories import reference
+from interfaces import reference
 from oauth.endpoints import protected_resource_metadata
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "reference"

@@ -14,9 +14,11 @@ from django.db import connection
 
 from accounts.keys import resolve_key
 from memories import search, selectors, vectors
+from memories import words as query_words
 from memories.models import Memory
-from memories.search import Candidate, Ranking, fuse, keyword_terms
+from memories.search import Candidate, Ranking, fuse
 from memories.vector_index import index_name
+from memories.words import keyword_terms
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 
@@ -146,7 +148,7 @@ def test_english_query_words_also_match_by_their_stem(query: str, expected: str)
     ],
 )
 def test_each_stemmed_language_gets_its_own_stemmer(query: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(search, "STEM_LANGUAGES", frozenset({"english", "french", "russian"}))
+    monkeypatch.setattr(query_words, "STEM_LANGUAGES", frozenset({"english", "french", "russian"}))
     assert " | ".join(keyword_terms(query)) == expected
 
 
@@ -358,10 +360,10 @@ def test_stemming_is_safe_under_concurrent_searches() -> None:
     """Requests stem their queries in parallel threads; a Snowball stemmer keeps its word in
     itself, so a stemmer shared between threads corrupts words (IndexError, wrong stems)."""
     words = ["studies", "happiness", "generously", "organizational", "relational", "kids", "running"] * 300
-    expected = [search.word_forms(w) for w in words]
+    expected = [query_words.word_forms(w) for w in words]
 
     def stem_all(_: int) -> list[list[str]]:
-        return [search.word_forms(w) for w in words]
+        return [query_words.word_forms(w) for w in words]
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(stem_all, range(8)))

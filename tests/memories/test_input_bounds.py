@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import Client
 
 from billing.models import Plan
-from memories import reference
+from interfaces import reference
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy

@@ -11,7 +11,8 @@ import pytest
 
 from accounts import services as account_services
 from accounts.models import ALL_SCOPES, ApiKey
-from memories import inputs, reference, selectors
+from interfaces import reference
+from memories import inputs, selectors
 from memories.models import Memory
 from tests import live
 from tests.conftest import Tenancy

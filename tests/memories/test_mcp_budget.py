@@ -11,7 +11,8 @@ import pytest
 from mcp_types import ListToolsResult
 
 from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, LEDGER_SCOPES, SCOPE_READ
-from memories import inputs, reference
+from interfaces import reference
+from memories import inputs
 from memories.mcp.budget import BUDGET, measure
 from memories.mcp.endpoint import build_server
 

@@ -23,8 +23,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult, TextContent, Tool
 
 from accounts.models import ALL_SCOPES
+from interfaces.mcp import registered
 from memories.mcp import schemas
-from memories.mcp.tools import TOOLS
 from tests import live
 from tests.conftest import Tenancy
 from tests.factories import issue_key
@@ -39,7 +39,7 @@ SOURCE = {"source_id": "docs/deploy.md", "source_hash": "sha256:aaaa"}
 
 
 def test_schemas_are_object_rooted_and_closed_schemas_are_valid_json_schema() -> None:
-    for spec in TOOLS:
+    for spec in registered():
         for schema in (schemas.output_schema(spec.answer), schemas.answer_schema(spec.answer)):
             assert schema["type"] == "object", spec.name
             Draft202012Validator.check_schema(schema)
@@ -47,7 +47,7 @@ def test_schemas_are_object_rooted_and_closed_schemas_are_valid_json_schema() ->
 
 
 def test_the_advertised_schema_names_every_top_level_field_with_its_type() -> None:
-    for spec in TOOLS:
+    for spec in registered():
         whole, advertised = schemas.answer_schema(spec.answer), schemas.output_schema(spec.answer)
         shapes = whole.get("anyOf", [whole])
         compact = advertised.get("anyOf", [advertised])
@@ -105,14 +105,14 @@ def test_every_tools_real_answers_match_its_output_schema(live_server: LiveServe
 
     tools, answers = anyio.run(run)
     advertised = {tool.name: tool.output_schema for tool in tools}
-    assert advertised == {spec.name: schemas.output_schema(spec.answer) for spec in TOOLS}
+    assert advertised == {spec.name: schemas.output_schema(spec.answer) for spec in registered()}
     assert {name for name, _ in answers} == set(advertised)  # every tool was exercised
     for name, result in answers:
         structured = result.structured_content
         assert structured is not None, name
         text = "".join(block.text for block in result.content if isinstance(block, TextContent))
         assert json.loads(text) == structured, name
-        spec = next(spec for spec in TOOLS if spec.name == name)
+        spec = next(spec for spec in registered() if spec.name == name)
         for schema in (advertised[name], schemas.closed(schemas.answer_schema(spec.answer))):
             validator = Draft202012Validator(schema)
             problems = [

@@ -17,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, ResourceLink, TextResourceContents
 
-from memories import reference
+from interfaces import reference
 from memories.mcp import resources
 from tests import live
 from tests.conftest import Tenancy

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import ALL_SCOPES, LEDGER_SCOPES, SCOPE_LEDGER_READ, SCOPE_READ
-from memories import reference
+from interfaces import reference
 from tests import live
 from tests.conftest import Tenancy
 from tests.factories import issue_key

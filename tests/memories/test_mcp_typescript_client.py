@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from accounts.models import ALL_SCOPES
-from memories import reference
+from interfaces import reference
 from tests import live
 from tests.conftest import Tenancy
 from tests.factories import issue_key

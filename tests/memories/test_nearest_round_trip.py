@@ -1,5 +1,5 @@
 """``search.nearest`` (the dense ranker) in one round trip: its answers are those of the ORM ranker
-it replaced (the same query in an ``atomic`` block after two ``SET LOCAL``: ``bench.common.orm_nearest``,
+it replaced (the same query in an ``atomic`` block after two ``SET LOCAL``: ``tests.memories.orm_reference.orm_nearest``,
 the reference), it sends one statement, and its HNSW settings end with that statement.
 
 It relies on Django's default client-side binding (psycopg's ``ClientCursor`` sends the three
@@ -16,10 +16,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.keys import resolve_key
-from bench.common import orm_nearest
 from memories import search, selectors, vectors
 from memories.models import Memory
 from tests.conftest import Tenancy
+from tests.memories.orm_reference import orm_nearest
 from tests.memories.rest import Api
 
 pytestmark = pytest.mark.django_db

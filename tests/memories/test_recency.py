@@ -17,9 +17,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from bench.common import orm_keyword_ranked
 from memories import recency, search, selectors, sql
 from memories.models import Memory
+from tests.memories.orm_reference import orm_keyword_ranked
 from tests.orgs.world import Org, Person, make_org, write
 
 HOUR = dt.timedelta(hours=1)

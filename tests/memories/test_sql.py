@@ -18,9 +18,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.keys import Principal
-from bench.common import orm_keyword_ranked, orm_nearest, orm_presented
 from memories import presenters, search, selectors, sql, vectors
+from memories import words as query_words
 from memories.models import Memory
+from tests.memories.orm_reference import orm_keyword_ranked, orm_nearest, orm_presented
 from tests.orgs.world import Org, Person, make_org, write
 
 pytestmark = pytest.mark.django_db
@@ -406,7 +407,7 @@ def test_a_spelled_prefix_finds_exactly_what_the_prefix_finds(world: World) -> N
     spelled_words: set[str] = set()
     differs = 0
     for query in ("deploy", "deploy staging", "billing deployment", "certificate deploys", "zebra"):
-        stats = search.term_stats(project, search.keyword_terms(query))
+        stats = search.term_stats(project, query_words.keyword_terms(query))
         assert stats.spelled is not None
         spelled_words |= {w for words in stats.spelled if words for w in words}
         plain = search.TermStats(stats.corpus, stats.frequencies)

@@ -14,6 +14,7 @@ import contextlib
 import ipaddress
 import re
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,12 +27,18 @@ from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from accounts.management.commands import serve
-from bench.common import free_port
-from bench.scaleout import haproxy_config
 from mmw.client_address import REWRITTEN_TEXT, ClientAddress, client_address
 from mmw.env import env_networks
 from tests import live
+from tests.haproxy import haproxy_config
 from tests.live import LiveServer
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
 
 live_server = live.live_server
 

@@ -3,7 +3,7 @@
 - A database that refuses connections (closed port) or never answers (a listening socket that
   never speaks, as a SIGSTOPped PostgreSQL): REST and MCP answer 503 with ``Retry-After``
   within 2 s, ``/healthz`` says ``database: unreachable`` within 1 s.
-- A burst of 300 concurrent calls, half REST, half MCP (``bench/burst.py``), on the test
+- A burst of 300 concurrent calls, half REST, half MCP (``tests/burst.py``), on the test
   database with the Free plan's rate limit spent (the 429s that used to starve the pool): nothing
   but 200/201, 429 / rate-limit tool errors and 503 + ``Retry-After``, nobody waits 10 s.
 """
@@ -27,7 +27,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from bench.burst import run_burst
+from tests.burst import run_burst
 from tests.conftest import Tenancy
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,6 +6,9 @@ later is kept (never dropped by the client), and a type checker holds your code 
 fields. ``tests/clients/test_python_sdk_types.py`` compares each shape with the server's OpenAPI
 schema, so the two cannot drift apart silently. (No ``from __future__ import annotations`` here:
 ``NotRequired`` must be seen at run time for ``__required_keys__`` to be right.)
+
+Why one module of this length: it is the API's typed shapes, one ``TypedDict`` per parameter set and
+answer, kept in the order of the reference.
 """
 
 from typing import Any, Literal

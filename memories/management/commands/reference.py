@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memories import reference
+from interfaces import reference
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """Before/after ratios of issue #19's hot-path changes, in process, interleaved in one run:
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/hotpaths.py [--size 100000] [--calls 200]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/archive/hotpaths.py [--size 100000] [--calls 200]
 
 - the dense ranker: ``search.nearest`` (one round trip) against the ORM ranker it replaced
   (``SET LOCAL`` x 2 in an ``atomic`` block, then the query: five statements), on ``bench/goals.py``'s
@@ -12,9 +12,9 @@
   ranker on a second pooled connection beside it (``mmw.db.aside``; a psycopg pool of 4 as
   ``manage.py serve`` has);
 - the keyword ranker's statement, for ordinary queries and for queries whose rarest word is in
-  more than ``KEYWORD_SCORED_ROWS`` records: the ORM's (``bench.common.orm_keyword_ranked``,
+  more than ``KEYWORD_SCORED_ROWS`` records: the ORM's (``tests.memories.orm_reference.orm_keyword_ranked``,
   before) against ``memories.sql.keyword_ranked`` with the scope compiled for it (after);
-- loading 10 search winners: the ORM's ``select_related`` (``bench.common.orm_presented``,
+- loading 10 search winners: the ORM's ``select_related`` (``tests.memories.orm_reference.orm_presented``,
   before) against ``memories.sql.presented`` with the scope compiled for it (after).
 
 The Guard's card/IBAN change is measured by ``bench/guard/profile_rules.py --against <rev>``.
@@ -34,10 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals, latency
 from bench.common import log, markdown_table
+from tests.memories import orm_reference
 
 
 def interleaved(ops: dict[str, Callable[[], object]], calls: int) -> dict[str, dict[str, float]]:
@@ -105,7 +106,7 @@ def main() -> None:
         return search.nearest(qs, *next_vector(), 50)
 
     def old() -> object:
-        return common.orm_nearest(qs, *next_vector(), 50)
+        return orm_reference.orm_nearest(qs, *next_vector(), 50)
 
     ids: list[Any] = [c.id for c in search.nearest(qs, *vecs[0], 10)]
     joined = list(qs.filter(id__in=ids))
@@ -137,7 +138,7 @@ def main() -> None:
                 scope = sql.Scope.of(qs)
                 assert scope is not None
                 return sql.keyword_ranked(scope, one, 50)
-            return common.orm_keyword_ranked(qs, one, 50)
+            return orm_reference.orm_keyword_ranked(qs, one, 50)
 
         return run
 
@@ -147,7 +148,7 @@ def main() -> None:
                 scope = sql.Scope.of(qs)
                 assert scope is not None
                 return sql.presented(scope, ids)
-            return common.orm_presented(qs, ids)
+            return orm_reference.orm_presented(qs, ids)
 
         return run
 
@@ -195,7 +196,7 @@ def main() -> None:
             rows.append([part, name, counts[name], f"{s['p50']} / {s['p95']}", ""])
         rows[-1][-1] = f"{a['p50'] / b['p50']:.2f}x"
     print(
-        f"bench/hotpaths.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
+        f"bench/archive/hotpaths.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
         f"load average {load:.2f}–{os.getloadavg()[0]:.2f}, git {common.machine_notes()['git']}"
     )
     print(markdown_table(["part", "variant", "statements", "ms p50 / p95", "after/before p50"], rows))

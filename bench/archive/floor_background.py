@@ -1,6 +1,6 @@
 """Which *background* the relevance floor should discount: a record's closeness to what?
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.floor_background
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.archive.floor_background
 
 Replays ``bench/floor.py``'s cached candidate lists (run it first: the lists of the current
 ranking code must be in ``bench/out``) with the shipped joint floor rule (``search.Floor(answer,
@@ -12,7 +12,7 @@ backgrounds:
   ``VectorSum`` less the record; recomputed here from the same vectors, and checked against the
   lists' own);
 - ``workspace, record included`` — the cosine with the sum the record is part of (shipped until
-  the small-workspace check, ``bench/floor_small.py``);
+  the small-workspace check, ``bench/archive/floor_small.py``);
 - ``project`` — the same over the whole project (LoCoMo's five conversations are one project);
 - ``neighbours`` — the mean cosine with the record's 10 nearest records of its workspace;
 - ``docs corpus`` — a fixed centre: this repository's ``docs/*.md`` sentences (technical English);
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, floor, retrieval
 from bench.common import log, markdown_table
@@ -70,7 +70,7 @@ def workspace_background(d: np.ndarray, *, record_included: bool = False) -> np.
 
 def _docs_sentences() -> list[str]:
     texts = []
-    for path in sorted((Path(__file__).resolve().parent.parent / "docs").glob("*.md")):
+    for path in sorted((Path(__file__).resolve().parents[2] / "docs").glob("*.md")):
         body = re.sub(r"`[^`]*`", " ", path.read_text())
         for part in re.split(r"(?<=[.!?])\s+|\n\s*\n", body):
             sentence = " ".join(part.split())

@@ -1,10 +1,10 @@
 """A language-aware cosine scale for the relevance floor, replayed offline (issue #17).
 
-    .venv/bin/python -m bench.floor_lang [--split]
+    .venv/bin/python -m bench.archive.floor_lang [--split]
 
 Reads the fused candidate lists ``bench.floor`` caches in ``bench/out`` (floor-<dataset>-use-*.json,
 at the shipped ``KEYWORD_IDF_SHARE``) and the datasets' texts. Each (query, record) pair gets a
-language from text alone -- Cyrillic -> ru, else ``search.latin_language`` (French or English) --
+language from text alone -- Cyrillic -> ru, else ``query_words.latin_language`` (French or English) --
 and its cosine is scaled by a same-language (low, high) or a cross-language (low, high) pair; the
 rest is ``bench.floor``'s replay (``Floor.keep``: answer when the best relevance reaches
 ``answer_from``, then keep what reaches ``keep_from``). The grid is vectorised with numpy; the
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, retrieval
 
@@ -50,12 +50,12 @@ def setup() -> None:
 
 def detect(text: str) -> str:
     """ru / fr / en from text alone, as production could: Cyrillic script, else latin_language."""
-    from memories import search
+    from memories import words as query_words
 
     lower = text.lower()
-    if search._CYRILLIC.search(lower):
+    if query_words._CYRILLIC.search(lower):
         return "ru"
-    return "fr" if search.latin_language(search._WORD.findall(lower)) == "french" else "en"
+    return "fr" if query_words.latin_language(query_words._WORD.findall(lower)) == "french" else "en"
 
 
 class PairScale:

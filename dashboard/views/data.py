@@ -20,7 +20,7 @@ from accounts.models import Project, User
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from datarights import deletion, export, presenters, tasks, webhooks
-from datarights.api import export_response
+from datarights.export import export_response
 from datarights.importers.items import Upload
 from datarights.importers.services import SERVICES, peer_import
 from datarights.models import ImportJob, WebhookEndpoint

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from datarights import views
+from dashboard.views import data as views
 
 app_name = "datarights"
 

@@ -1,6 +1,6 @@
 """Issue #19's REST goals, before and after, in one run: two servers on the same 100k project.
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/goals_ab.py --before /tmp/before [--calls 100]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/archive/goals_ab.py --before /tmp/before [--calls 100]
 
 ``--before`` is another checkout (``git archive <rev> | tar -x -C /tmp/before``, with a ``.venv``
 link): it serves with its own code beside this checkout's, both ``manage.py serve --no-worker`` on
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals, latency
 from bench.common import markdown_table
@@ -99,7 +99,8 @@ def main() -> None:
             ]
         )
     print(
-        f"`bench/goals_ab.py --before {args.before} --calls {args.calls}` — {latency.project_size(tenant):,} records, "
+        f"`bench/archive/goals_ab.py --before {args.before} --calls {args.calls}` — "
+        f"{latency.project_size(tenant):,} records, "
         f"after = git {common.machine_notes()['git']}; load average {load:.2f}–{load_end:.2f}. ms p50 / p95:\n"
     )
     print(markdown_table(["REST call", "before", "after", "p50 after/before", "p95 after/before"], rows))

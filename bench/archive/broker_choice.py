@@ -6,9 +6,9 @@ a burst of concurrent publishers while the worker consumes, and whether queued m
 a SIGKILL of the server (AOF ``appendfsync everysec``). ``filesystem`` runs the same burst on
 kombu's filesystem transport (the previous default) for comparison.
 
-    .venv/bin/python bench/broker_choice.py NAME=/path/to/redis-server ... [filesystem]
+    .venv/bin/python bench/archive/broker_choice.py NAME=/path/to/redis-server ... [filesystem]
 
-The worker imports this module (``-A bench.broker_choice``); BENCH_BROKER_URL and
+The worker imports this module (``-A bench.archive.broker_choice``); BENCH_BROKER_URL and
 BENCH_COUNTER_URL tell it where to consume and where to count.
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import redis
 from celery import Celery
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 N_TASKS = 2000
 BURST_THREADS = 200
 BURST_PER_THREAD = 5
@@ -77,7 +77,7 @@ def start_server(binary: str, data: Path) -> tuple[subprocess.Popen[bytes], floa
 def worker(broker: str, counter: str, extra_env: dict[str, str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BENCH_BROKER_URL": broker, "BENCH_COUNTER_URL": counter, **extra_env}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "bench.broker_choice", "worker", "--loglevel=WARNING",
+        [sys.executable, "-m", "celery", "-A", "bench.archive.broker_choice", "worker", "--loglevel=WARNING",
          "--concurrency=2", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=env, stderr=subprocess.PIPE,
     )  # fmt: skip

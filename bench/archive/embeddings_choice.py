@@ -6,8 +6,8 @@ what ``remember`` pays in the request), recall on a small EN/RU/FR set (all quer
 cross-lingual ones only), and recall@5 on the LoCoMo dev split, dense alone and fused with
 BM25 by reciprocal-rank fusion (k=60).
 
-    .venv/bin/python bench/embeddings_choice.py                # all backends
-    .venv/bin/python bench/embeddings_choice.py --backends use ngram --only speed
+    .venv/bin/python bench/archive/embeddings_choice.py                # all backends
+    .venv/bin/python bench/archive/embeddings_choice.py --backends use ngram --only speed
 
 Timings are only meaningful on an otherwise idle machine: the load average is printed.
 
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from memories.embeddings import EmbeddingBackend, get_backend  # noqa: E402

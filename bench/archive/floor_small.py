@@ -1,6 +1,6 @@
 """The relevance floor in small workspaces: what a new user with a handful of records gets.
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.floor_small \
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.archive.floor_small \
         [--multilingual 1,3,10,30,168] [--locomo 10,30,100]
 
 ``bench/floor.py`` calibrates the floor on workspaces of 168 to 700 records. Here the same data
@@ -40,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench import common, floor, floor_background, retrieval
+from bench import common, floor, retrieval
+from bench.archive import floor_background
 from bench.common import log, markdown_table
 
 UNRELATED_WORKSPACES = 12

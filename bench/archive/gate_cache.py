@@ -1,6 +1,6 @@
 """Before/after of the two per-call savings of issue #19's profile, in process, interleaved in one run:
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/gate_cache.py [--size 10000] [--calls 200]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/archive/gate_cache.py [--size 10000] [--calls 200]
 
 REST ``get``, ``list_workspaces`` and ``search`` through Django's whole stack (the test client:
 middleware, DRF, the key check, the billing gate, the rate counter; no HTTP server) on
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals, latency
 from bench.common import log, markdown_table
@@ -84,7 +84,7 @@ def main() -> None:
             rows.append([op_name, variant, statements, f"{s['p50']} / {s['p95']}", ""])
         rows[-1][-1] = f"{after['p50'] / before['p50']:.2f}x"
     print(
-        f"bench/gate_cache.py --size {args.size} --calls {args.calls}: project of "
+        f"bench/archive/gate_cache.py --size {args.size} --calls {args.calls}: project of "
         f"{latency.project_size(tenant):,} records, load average {load:.2f}–{os.getloadavg()[0]:.2f}, "
         f"git {common.machine_notes()['git']}"
     )
@@ -99,7 +99,7 @@ def verify_table(key: str, calls: int) -> str:
     import asyncio
 
     from accounts.keys import cached_principal, resolve_key
-    from memories.mcp.threads import run_sync
+    from interfaces.threads import run_sync
 
     async def before() -> object:
         return await run_sync(resolve_key, key)

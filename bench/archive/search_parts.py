@@ -1,6 +1,6 @@
 """Where one search's time goes, part by part, in process, on a loaded ``bench/goals.py`` project:
 
-    .venv/bin/python bench/search_parts.py --data-dir var/bench-1m --size 1000000 [--calls 300]
+    .venv/bin/python bench/archive/search_parts.py --data-dir var/bench-1m --size 1000000 [--calls 300]
 
 Each call is ``memories.selectors.memory_search`` (what REST and MCP call) with ``goals.py``'s
 queries, autocommit as in a web request, with a psycopg pool of 4 beside Django's connection as
@@ -45,9 +45,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench import common, goals, hotpaths, latency
+from bench import common, goals, latency
+from bench.archive import hotpaths
 
 # Parts timed on the request's thread (their sum leaves ``rest``), then those of the embedding thread.
 MAIN_PARTS: tuple[str, ...] = ("admission", "scope", "term stats", "window", "keyword statement")
@@ -182,7 +183,7 @@ def main() -> None:
         search_once(query)
         timers.finish((time.perf_counter() - started) * 1000)
     print(
-        f"bench/search_parts.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
+        f"bench/archive/search_parts.py --size {args.size} --calls {args.calls}: project of {size:,} records, "
         f"load average {load:.2f}–{os.getloadavg()[0]:.2f}, git {common.machine_notes()['git']}\n"
     )
     print(markdown(table(timers.calls)))

@@ -11,8 +11,17 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories.api.schema import EXPLAIN, EXPLAIN_ROW, TIME_WINDOW, Schema, operation, query_parameter, ref
-from memories.api.views import ApiView, body, principal_of
+from interfaces.rest import ApiView, body, principal_of
+from interfaces.schema import (
+    EXPLAIN,
+    EXPLAIN_ROW,
+    TIME_WINDOW,
+    Schema,
+    operation,
+    query_parameter,
+    ref,
+    register_components,
+)
 from memories.inputs import json_schema
 from mmw.errors import InvalidInput
 from transcripts import inputs, selectors, services
@@ -159,6 +168,7 @@ SESSION_SCHEMAS: dict[str, Schema] = {
         ["client", "session_id", "forgotten", "at"],
     ),
 }
+register_components(lambda: SESSION_SCHEMAS)
 
 TURNS_BODY: Schema = {
     "type": "object",

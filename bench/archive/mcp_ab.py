@@ -1,9 +1,10 @@
 """Issue #19's MCP goal, before and after, in one run: calls/s and CPU per call of each side.
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/mcp_ab.py --before /tmp/before [--seconds 15] [--rounds 2]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python bench/archive/mcp_ab.py --before /tmp/before \
+        [--seconds 15] [--rounds 2]
 
 ``--before`` is another checkout (``git archive <rev> | tar -x -C /tmp/before``, with a ``.venv``
-link), as for ``bench/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k project with the
+link), as for ``bench/archive/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k project with the
 before code, then with this checkout's (``manage.py serve --no-worker``, one at a time), and
 runs ``bench.goals.measure_mcp`` against it: 8 official SDK clients in this process, each looping
 over search, get_memory, list_workspaces and remember. Besides calls/s it reads the CPU seconds
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common, goals
 from bench.common import log, markdown_table
@@ -64,7 +65,7 @@ def main() -> None:
                 ]
             )
     print(
-        f"`bench/mcp_ab.py --before {args.before} --seconds {args.seconds} --rounds {args.rounds}`, "
+        f"`bench/archive/mcp_ab.py --before {args.before} --seconds {args.seconds} --rounds {args.rounds}`, "
         f"{len(ids)} ids of goals-{args.size}, load average {load:.2f}–{os.getloadavg()[0]:.2f}, "
         f"after = git {common.machine_notes()['git']}"
     )

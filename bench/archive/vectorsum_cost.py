@@ -3,7 +3,7 @@
 read (the dense ranker's statement with the background — the join and each candidate's cosine
 with its workspace's sum less itself — and without it, in alternating blocks).
 
-    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.vectorsum_cost [--records 400]
+    MMW_DATA_DIR=$PWD/var/bench .venv/bin/python -m bench.archive.vectorsum_cost [--records 400]
 
 In process, on the bench database, into one workspace already holding ``--existing`` records
 (USE-sized vectors): each sample is one transaction inserting one record with a vector
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench import common
 from bench.common import markdown_table, summary_ms

@@ -1,0 +1,130 @@
+"""An import's records and relations (``memories``' rows), built and compared as the import route would
+write them: ``datarights.restore.importer``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from datarights import format as fmt
+from datarights.restore import lines as door
+from datarights.restore.base import ImporterBase, Rows, _labels_of
+from memories import sequence
+from memories.models import Memory, MemoryRelation
+from mmw.errors import InvalidInput
+
+_NOT_COLUMNS = frozenset({"project", "workspace", "author", "forgotten", "forgotten_by", "derived_from"})
+
+
+class MemoryRows(ImporterBase):
+    def _handlers(self) -> dict[str, Callable[[Rows], None]]:
+        return {**super()._handlers(), "memory": self._memories, "relation": self._relations}
+
+    def _memories(self, rows: Rows) -> None:
+        checked = self._checked(rows, lambda n, line: door.check_memory(n, line, self.door))
+        self._own_ids("memory", Memory, (v["id"] for _, v in checked))
+        projects = {p.pk for p in self.projects.values()}
+        stored_ids = [self._id("memory", v["id"]) for _, v in checked]
+        found = {
+            m.pk: m
+            for m in Memory.objects.filter(pk__in=stored_ids, project_id__in=projects)
+            .select_related("author", "forgotten_by", "workspace")
+            .defer("embedding")
+        }
+        labels = _labels_of("memory", found)
+        elsewhere = self._elsewhere(Memory, stored_ids)
+        new: list[tuple[Memory, str | None]] = []
+        for number, values in checked:
+            memory = self._build_memory(number, values)
+            if memory is None:
+                continue
+            existing = found.get(memory.pk)
+            if existing is not None:
+                self._compare_memory(number, existing, memory, values, labels)
+            elif memory.pk in elsewhere:
+                self._collide(number, f"memory {memory.pk} exists in another project")
+            else:
+                new.append((memory, values["author"]))
+                found[memory.pk] = memory  # a later line of this batch with the same id is compared
+                self.accepted.add(("memory", memory.pk))
+        self._labels("memory", [(m.pk, email) for m, email in new if m.author_id is None])
+        self._insert(Memory, [m for m, _ in new], "memory")
+        # The predecessors' words, as remember's write path adds them (their vectors come from
+        # the queue after the commit, which embeds a sequence member with its predecessor's tail).
+        sequence.link([m for m, _ in new])
+
+    def _build_memory(self, number: int, values: dict[str, Any]) -> Memory | None:
+        try:
+            project = self._project_of(number, values["project"])
+        except InvalidInput as exc:
+            self._invalid(number, exc.message.removeprefix(f"line {number}: "))
+            return None
+        workspace = self.workspaces.get(values["workspace"])
+        if workspace is None or workspace.project_id != project.pk:
+            self._invalid(number, f"names workspace {str(values['workspace'])!r}, not in the file before it")
+            return None
+        common = {
+            "id": self._id("memory", values["id"]),
+            "account_id": self.policy.account.pk,
+            "project": project,
+            "workspace": workspace,
+            "author": self._user(values["author"]),
+            **{k: values[k] for k in ("version", "visibility", "created_at", "occurred_at", "forgotten_at")},
+        }
+        if values["forgotten"]:
+            return Memory(**common, content=fmt.PURGED_CONTENT, forgotten_by=self._user(values["forgotten_by"]))
+        derived = [self._id("memory", i) for i in values["derived_from"]]
+        if derived and not self._all_in_project("memory", Memory, derived):
+            self._invalid(number, "derived_from names records not in this project")
+            return None
+        rest = {k: v for k, v in values.items() if k not in common and k not in _NOT_COLUMNS}
+        return Memory(**common, **rest, derived_from=derived)
+
+    def _compare_memory(
+        self, number: int, existing: Memory, memory: Memory, values: dict[str, Any], labels: dict[str, str]
+    ) -> None:
+        workspace = str(existing.workspace.public_id)
+        mine = fmt.memory_line(
+            existing,
+            workspace_id=workspace,
+            author=existing.author.email if existing.author else labels.get(str(existing.pk)),
+            forgotten_by=existing.forgotten_by.email if existing.forgotten_by else None,
+        )
+        theirs = fmt.memory_line(
+            memory,
+            workspace_id=str(memory.workspace.public_id),
+            author=values["author"],
+            forgotten_by=values.get("forgotten_by"),
+        )
+        self._same(number, "memory", f"memory {existing.pk}", mine, theirs)
+
+    def _relations(self, rows: Rows) -> None:
+        checked = self._checked(rows, lambda n, line: door.check_relation(line, self.door))
+        ends = {self._id("memory", v[k]) for _, v in checked for k in ("from", "to")}
+        projects = {p.pk for p in self.projects.values()}
+        known = set(Memory.objects.filter(pk__in=ends, project_id__in=projects).values_list("id", flat=True))
+        existing = {
+            (r.from_memory_id, r.to_memory_id, r.relation): r
+            for r in MemoryRelation.objects.filter(from_memory_id__in=known, to_memory_id__in=known)
+        }
+        new = []
+        for number, values in checked:
+            start, end = self._id("memory", values["from"]), self._id("memory", values["to"])
+            if not {start, end} <= known:
+                self._invalid(number, "a relation between records not in this project")
+                continue
+            relation = MemoryRelation(
+                from_memory_id=start,
+                to_memory_id=end,
+                relation=values["relation"],
+                score=values["score"],
+                created_at=values["created_at"],
+            )
+            found = existing.get((start, end, values["relation"]))
+            if found is not None:
+                label = f"relation {start} {end} {values['relation']}"
+                self._same(number, "relation", label, fmt.relation_line(found), fmt.relation_line(relation))
+                continue
+            existing[(start, end, values["relation"])] = relation
+            new.append(relation)
+        self._insert(MemoryRelation, new, "relation")
