@@ -17,7 +17,7 @@ are loaded) is served by a real ``manage.py serve --no-worker`` (uvicorn, one pr
 
 Every goal is printed as met or missed with the load average at the time; results land in
 ``bench/out/goals-<size>.json``. Issue #19's search goal at 1M records (p95 ≤ 40 ms) is measured
-with ``--size 1000000`` in a data directory of its own (BENCHMARKS.md, "Issue #19 at 1M records")::
+with ``--size 1000000`` in a data directory of its own (BENCHMARKS.md, "Latency and scale")::
 
     .venv/bin/python bench/goals.py --data-dir var/bench-1m --size 1000000
 

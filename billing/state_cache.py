@@ -1,6 +1,6 @@
 """A short-lived, per-process cache of an account's subscription as the call gate reads it.
 
-Why (issue #19, docs/latency.md "Where a call's time goes"): every REST and MCP call read the
+Why (issue #19, docs/latency.md "What every call pays"): every REST and MCP call read the
 account's subscription and plan (one SQL statement, two ORM objects) in ``billing.gate``, although
 they change only on a webhook, a staff action or a plan edit.
 

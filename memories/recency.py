@@ -3,7 +3,7 @@
 When even a query's rarest word is in more than ``search.KEYWORD_SCORED_ROWS`` records, the
 keyword ranker scores only that word's newest matches. Finding them used to mean reading every
 match from the heap and sorting it by ``created_at``: at 1M records a word in 1 % of them is
-~9,500 heap pages per search (docs/latency.md, "Seventh round"). The GIN index cannot order by
+~9,500 heap pages per search (docs/latency.md, "Recency inside the keyword index"). The GIN index cannot order by
 time, but it can intersect: every record carries ``recency_document``, one lexeme per level of
 nested time buckets (an hour, 8 hours, 64 hours, … each ``FACTOR`` times the last), and the
 keyword GIN index holds it beside ``search_document``. A *window* — the buckets covering the

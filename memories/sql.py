@@ -3,7 +3,7 @@ the keyword and dense rankers' statements over it, and its winners' presented ro
 
 Why: the ORM rebuilt and recompiled the same visibility rule for each statement of a search (the
 keyword ranker, the dense ranker, loading the winners), 1–3 ms of Python each, and built 40 model
-objects to present 10 records (docs/latency.md, "Where a 100k search's time goes now"). Here the
+objects to present 10 records (docs/latency.md, "One SQL module around a scope compiled once"). Here the
 ORM compiles a queryset's ``FROM`` and ``WHERE`` once (``Scope.of``), and every statement of the
 search is text around them: the rules of who reads what stay the ORM's (``Memory.objects.visible_to``,
 ``live``, the filters), written once.
@@ -134,7 +134,8 @@ def term_sum(terms: Sequence[Term], weights: Sequence[float], context_weight: fl
     ``context_weight`` > 0, ``context_weight`` of it for a term only in ``context_document``), and
     its parameters. The columns are unqualified: it reads the rows of ``keyword_ranked``'s inner scan.
     The weights are ``float8``: a bare literal is ``numeric`` to PostgreSQL, whose arithmetic over
-    ~1,000 rows made the statement 1.7x slower (docs/latency.md, "Fourth round")."""
+    ~1,000 rows made the statement 1.7x slower (docs/latency.md, "One SQL module around a scope
+    compiled once")."""
     params: list[object] = []
     cases = []
     for term, weight in zip(terms, weights, strict=True):

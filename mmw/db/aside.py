@@ -2,8 +2,8 @@
 
 Why: a search runs two independent statements (the keyword ranker and the dense ranker). On
 one connection PostgreSQL answers them one after the other; on two they run at once, on two
-backends (docs/search.md, step 3 of "The pipeline of one search"; figures in docs/latency.md,
-"Third round").
+backends (docs/search.md, step 3 of "The pipeline of one search"; docs/latency.md,
+"The hot path of a search").
 
 Contract:
 - ``side_pool(alias)`` is asked on the request's thread. It names the pool to borrow from, or
