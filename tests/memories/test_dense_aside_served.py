@@ -28,7 +28,8 @@ def test_served_searches_rank_the_dense_side_on_a_second_connection(tenancy: Ten
     log = tmp_path / "server.log"
     auth = {"Authorization": f"Bearer {tenancy.alice.key}"}
     database = str(connection.settings_dict["NAME"])
-    served_app = served(log, MMW_TEST_DATABASE_NAME=database, MMW_LOG_LEVEL="DEBUG")
+    # Not a test of the deadline: a loaded machine's first writes (the model warming up) may pass 5 s.
+    served_app = served(log, MMW_TEST_DATABASE_NAME=database, MMW_LOG_LEVEL="DEBUG", MMW_REQUEST_DEADLINE="30")
     with served_app as url, httpx.Client(base_url=f"{url}/api/v1", headers=auth, timeout=30) as client:
         for text in TEXTS:
             assert client.post("/memories", json={"content": text}).status_code == 201
