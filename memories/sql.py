@@ -328,14 +328,31 @@ def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), or
     return [_record(scope.using, row) for row in rows]
 
 
-def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[Any, int]]:
+# --- vectors still to compute ------------------------------------------------------------------
+
+
+def pending_vectors(scope: Scope, cap: int) -> int:
+    """How many rows of ``scope`` (records or session turns) still wait for their vector
+    (``embedding_model`` IS NULL: stored, not yet embedded), counted up to ``cap``: a backlog of
+    more answers ``cap``. The scan stops at ``cap`` rows and reads only the partial indexes of
+    unembedded rows (``memory_unembedded``, ``turn_unembedded``), so a scope with nothing pending
+    costs one index probe whatever its size."""
+    inner = scope.rows("1", f"{scope.column('embedding_model')} IS NULL", "LIMIT %s")
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM ({inner}) AS pending", [*scope.params, cap])  # noqa: S608
+        return int(cursor.fetchone()[0])
+
+
+def workspace_counts(project_id: uuid.UUID, rule: Scope | None, pending_cap: int) -> list[tuple[Any, int, int]]:
     """The project's live workspaces by name, each with how many live records the rows of ``rule``
     (a principal's readable records, forgotten ones included: ``readable_scope(live=False)``;
-    None: reads nothing) hold there. One statement: each workspace's trigger-kept ``LiveCount``
-    (every record not forgotten) less the restricted records (drafts, department records) outside
-    ``rule`` and the expired ones inside it that the expiry job has not forgotten yet. Only
-    restricted or expired records are read (the partial index ``memory_ws_restricted``), so a
-    workspace of project-visible records costs O(1) whatever its size. ``rule`` is a scope of the
+    None: reads nothing) hold there, and how many of those still wait for their vector (counted up
+    to ``pending_cap`` per workspace, as ``pending_vectors`` counts). One statement: each
+    workspace's trigger-kept ``LiveCount`` (every record not forgotten) less the restricted
+    records (drafts, department records) outside ``rule`` and the expired ones inside it that the
+    expiry job has not forgotten yet. Only restricted, expired or unembedded records are read (the
+    partial indexes ``memory_ws_restricted``, ``memory_unembedded``), so a workspace of embedded
+    project-visible records costs O(1) whatever its size. ``rule`` is a scope of the
     records' table alone (no joins): its ``WHERE`` is used inside a count over that table."""
     if rule is not None and rule.from_sql != rule.table:
         raise ValueError("workspace_counts needs a rule over the records' table alone (readable_scope)")
@@ -357,16 +374,26 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
         params = [*rule.params, *rule.params, project_id]
     live = "COALESCE((SELECT records FROM memories_livecount WHERE scope = 'w:' || w.id), 0)"
     count = f"{live} - COALESCE(hidden.n, 0)" if rule is not None else "0"
+    pending, pending_params = "0", []
+    if rule is not None:  # the readable unembedded records of each workspace, at most pending_cap
+        m = rule.table
+        unembedded = (
+            f"SELECT 1 FROM {m} WHERE {m}.workspace_id = w.id AND {m}.embedding_model IS NULL"  # noqa: S608
+            f" AND {m}.forgotten_at IS NULL AND ({m}.expires_at IS NULL OR {m}.expires_at > statement_timestamp())"
+            f" AND ({rule.where_sql}) LIMIT %s"
+        )
+        pending = f"(SELECT count(*) FROM ({unembedded}) AS p)"  # noqa: S608 - text of columns and placeholders
+        pending_params = [*rule.params, pending_cap]
     sql = (
-        f"SELECT {own}, {count} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
+        f"SELECT {own}, {count}, {pending} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
         " WHERE w.project_id = %s AND w.deleted_at IS NULL ORDER BY w.name"
     )
     using = rule.using if rule is not None else "default"
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [*params, project_id])
+        cursor.execute(sql, [*pending_params, *params, project_id])
         rows = cursor.fetchall()
     names = [f.attname for f in fields]
-    return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-1])) for row in rows]
+    return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-2]), int(row[-1])) for row in rows]
 
 
 def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:

@@ -9,7 +9,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic derives JSON Schema from these; on 3.11 it needs this one
 
-from memories.presenters import ProjectEnvelope, TimeWindowShown
+from memories.presenters import ProjectEnvelope, TimeWindowShown, Workspaces
 from transcripts.models import Session, Turn
 
 WITHHELD = "[withheld by Memory Guard: {reason}]"
@@ -55,7 +55,16 @@ class SessionsFound(ProjectEnvelope):
     query: str
     results: list[SessionHit]
     time_window: TimeWindowShown | None
+    pending_vectors: int  # turns searched that are not embedded yet (at most memories.selectors.PENDING_COUNT_MAX)
     explain: NotRequired[dict[str, Any]]
+
+
+class WorkspacesAndTurns(Workspaces):
+    """The answer of ``list_workspaces``: the workspaces (``memories.presenters.Workspaces``) and
+    ``pending_turns``, the readable session turns of the project not embedded yet (at most
+    ``memories.selectors.PENDING_COUNT_MAX``)."""
+
+    pending_turns: int
 
 
 class SessionForgotten(ProjectEnvelope):

@@ -11,7 +11,17 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memories.api.schema import EXPLAIN, EXPLAIN_ROW, TIME_WINDOW, Schema, operation, query_parameter, ref
+from memories.api.schema import (
+    EXPLAIN,
+    EXPLAIN_ROW,
+    PENDING_VECTORS,
+    QUEUED_FOR_VECTORS,
+    TIME_WINDOW,
+    Schema,
+    operation,
+    query_parameter,
+    ref,
+)
 from memories.api.views import ApiView, body, principal_of
 from memories.inputs import json_schema
 from mmw.errors import InvalidInput
@@ -106,9 +116,16 @@ SESSION_SCHEMAS: dict[str, Schema] = {
             "created": {"type": "integer"},
             "unchanged": {"type": "integer"},
             "errors": {"type": "integer"},
+            "queued_for_vectors": {
+                **QUEUED_FOR_VECTORS,
+                "maximum": 1000,
+                "description": "The session's turns waiting for their vector after this call (new turns, a turn "
+                "whose predecessor changed, earlier ones not embedded yet): found by keywords now, by meaning "
+                "once embedded. Counted up to 1000.",
+            },
             "results": {"type": "array", "items": _ITEM_RESULT},
         },
-        ["session", "created", "unchanged", "errors", "results"],
+        ["session", "created", "unchanged", "errors", "queued_for_vectors", "results"],
     ),
     "SessionList": _answer(
         "Sessions the caller can read, newest first.",
@@ -144,9 +161,10 @@ SESSION_SCHEMAS: dict[str, Schema] = {
                 },
             },
             "time_window": TIME_WINDOW,
+            "pending_vectors": PENDING_VECTORS,
             "explain": EXPLAIN,
         },
-        ["query", "results", "time_window"],
+        ["query", "results", "time_window", "pending_vectors"],
     ),
     "SessionForgetAnswer": _answer(
         "Whether a live session was forgotten (false when none was).",

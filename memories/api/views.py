@@ -18,6 +18,7 @@ from memories import inputs, presenters, selectors, services
 from memories.api import schema
 from memories.api.schema import operation, query_parameter
 from mmw.errors import InvalidInput
+from transcripts import selectors as session_selectors
 
 IDEMPOTENCY_HEADER = "X-Idempotency-Key"
 IDEMPOTENCY = OpenApiParameter(
@@ -193,7 +194,7 @@ class RecallContextView(ApiView):
 class WorkspaceListView(ApiView):
     @operation("list_workspaces", "list_workspaces", answer="WorkspaceList")
     def get(self, request: Request) -> Response:
-        return Response(selectors.workspace_list(principal=principal_of(request)))
+        return Response(session_selectors.workspaces_and_turns(principal=principal_of(request)))
 
 
 class AgentConsentView(ApiView):

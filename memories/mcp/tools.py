@@ -88,9 +88,11 @@ def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) ->
     return selectors.recall_context(principal=principal, payload=arguments)
 
 
-def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
+def _list_workspaces(
+    principal: Principal, arguments: Any, headers: Mapping[str, str]
+) -> session_presenters.WorkspacesAndTurns:
     inputs.parse(inputs.LIST_WORKSPACES, arguments)  # refuses unknown parameters
-    return selectors.workspace_list(principal=principal)
+    return session_selectors.workspaces_and_turns(principal=principal)
 
 
 def _get(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
@@ -203,7 +205,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         descriptions.LIST_WORKSPACES,
         _list_workspaces,
         _READ,
-        presenters.Workspaces,
+        session_presenters.WorkspacesAndTurns,
     ),
     ToolSpec("get_memory", "Get one record", inputs.GET, descriptions.GET_MEMORY, _get, _READ, presenters.Got),
     ToolSpec(
