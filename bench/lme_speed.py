@@ -179,7 +179,8 @@ class HealthSampler:
     """``GET /healthz`` every ``every`` seconds in a thread, for the life of a ``with``."""
 
     def __init__(self, url: str, every: float = 0.25) -> None:
-        self.url, self.every, self.samples = url, every, []  # type: list[float]
+        self.url, self.every = url, every
+        self.samples: list[float] = []
         self._stop = threading.Event()
 
     def _run(self) -> None:

@@ -163,6 +163,41 @@ class KeywordQuery:
     window: Sequence[str] = ()
 
 
+def term_hits(terms: Sequence[Term], context_weight: float) -> tuple[list[str], list[object]]:
+    """One SQL expression per term saying where a row of ``keyword_ranked``'s inner scan holds it:
+    1 in ``search_document``, 2 only in ``context_document`` (with ``context_weight`` > 0), else
+    0; and their parameters. Each document is matched against each term once per row."""
+    params: list[object] = []
+    hits = []
+    for term in terms:
+        query, bound = tsquery(term)
+        if context_weight > 0:
+            hits.append(
+                f"CASE WHEN search_document @@ {query} THEN 1 WHEN context_document @@ {query} THEN 2 ELSE 0 END"
+            )
+            params += [bound, bound]
+        else:
+            hits.append(f"CASE WHEN search_document @@ {query} THEN 1 ELSE 0 END")
+            params.append(bound)
+    return hits, params
+
+
+def hit_sum(weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
+    """SQL summing ``weights[i]`` over the terms a row holds (``h<i>`` = 1, ``term_hits``) and
+    ``context_weight`` of it over the terms only its context holds (``h<i>`` = 2): ``term_sum``'s
+    value, in the same order, from each term's match computed once."""
+    params: list[object] = []
+    cases = []
+    for i, weight in enumerate(weights):
+        if context_weight > 0:
+            cases.append(f"CASE h{i} WHEN 1 THEN %s::float8 WHEN 2 THEN %s::float8 ELSE 0::float8 END")
+            params += [weight, weight * context_weight]
+        else:
+            cases.append(f"CASE h{i} WHEN 1 THEN %s::float8 ELSE 0::float8 END")
+            params.append(weight)
+    return "(" + " + ".join(f"({case})" for case in cases) + ")", params
+
+
 def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[Any, float, Any, float, float]]:
     """The best ``limit`` rows of ``scope`` for ``asked``, best first (rank, then newest, then
     the greater id: records of one batch share ``created_at``, and a cut among equals must not
@@ -171,17 +206,23 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
     divided by sqrt(1 + ln(1 + its distinct words)).
 
     One statement: an inner scan of the matching rows (carrying their keyword columns out, the
-    newest first and cut when ``asked.newest``; ``matched_rows``) and the scores over them;
-    without the cut PostgreSQL flattens it into one scan."""
-    idf_sql, idf_params = term_sum(asked.terms, asked.weights, asked.context_weight)
-    count_sql, count_params = term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    newest first and cut when ``asked.newest``; ``matched_rows``), where each term is matched once
+    per row (``term_hits``; ``OFFSET 0`` keeps the planner from folding the matches back into
+    each sum), and the scores over them (``hit_sum``). Matching a term thrice per row (the rank,
+    the IDF and the count each asked it) cost long records most: each match reads the row's whole
+    keyword document again (issue #37, BENCHMARKS.md)."""
+    hits, hit_params = term_hits(asked.terms, asked.context_weight)
+    idf_sql, idf_params = hit_sum(asked.weights, asked.context_weight)
+    count_sql, count_params = hit_sum([1.0] * len(asked.terms), asked.context_weight)
     matched, matched_params = matched_rows(scope, asked)
+    flags = "".join(f", {hit} AS h{i}" for i, hit in enumerate(hits))
     sql = (
-        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
-        f"{idf_sql} AS idf, {count_sql} AS count FROM ({matched}) AS matched "
-        "ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
+        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length)) AS rank, created_at, "  # noqa: S608
+        f"{idf_sql} AS idf, {count_sql} AS count FROM ("
+        f"SELECT id, created_at, length(search_document) AS length{flags} FROM ({matched}) AS matched OFFSET 0"
+        ") AS scored ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
     )
-    params: list[Any] = [*idf_params, *idf_params, *count_params, *matched_params, limit]
+    params: list[Any] = [*idf_params, *idf_params, *count_params, *hit_params, *matched_params, limit]
     with connections[scope.using].cursor() as cursor:
         cursor.execute(sql, params)
         return [(rid, float(rank), created, float(idf), float(count)) for rid, rank, created, idf, count in cursor]
