@@ -55,6 +55,19 @@ TIME_WINDOW: Schema = {
     },
     "required": ["start", "end", "phrase"],
 }
+PENDING_VECTORS: Schema = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": 1000,
+    "description": "Records (or turns) of the searched scope stored but not embedded yet: found by keywords only "
+    "until the worker computes their vectors, so a miss may be temporary. Counted up to 1000.",
+}
+QUEUED_FOR_VECTORS: Schema = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "How many were queued for the worker to embed: found by keywords now, by meaning once embedded.",
+}
+
 # --- errors ------------------------------------------------------------------------------------
 
 # status: description

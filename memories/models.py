@@ -240,6 +240,11 @@ class Memory(models.Model):
                 name="memory_ws_restricted",
                 condition=Q(forgotten_at__isnull=True, visibility__in=["author", "department"]),
             ),
+            models.Index(  # records still waiting for their vector (memories.sql.pending_vectors)
+                fields=["workspace"],
+                name="memory_unembedded",
+                condition=Q(embedding_model__isnull=True, forgotten_at__isnull=True),
+            ),
             models.Index(
                 fields=["expires_at"],
                 name="memory_expiring",

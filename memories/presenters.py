@@ -143,9 +143,13 @@ class ItemError(TypedDict):
 
 
 class Batch(Envelope):
-    """The answer of ``POST /api/v1/memories/batch``: one entry per record, in order."""
+    """The answer of ``POST /api/v1/memories/batch``: one entry per record, in order;
+    ``queued_for_vectors``: how many records this call queued for the worker to embed (the new
+    ones, and older records of a sequence whose predecessor changed): found by keywords at once,
+    by meaning once embedded."""
 
     results: list[Remembered | ItemError]
+    queued_for_vectors: int
 
 
 class Elsewhere(TypedDict):
@@ -166,12 +170,15 @@ class TimeWindowShown(TypedDict):
 class Found(Envelope):
     """The answer of ``search``. ``other_workspaces``: when fewer than ``limit`` results came back
     from one workspace, the caller's other workspaces with results (else empty); ``time_window``:
-    the time the query is about, when it says one; ``explain``: with ``explain: true``, what ranked."""
+    the time the query is about, when it says one; ``pending_vectors``: records of the searched
+    scope stored but not embedded yet (found by keywords only until then, so a miss may be
+    temporary; at most ``selectors.PENDING_COUNT_MAX``); ``explain``: with ``explain: true``, what ranked."""
 
     query: str
     results: list[Record]
     other_workspaces: list[Elsewhere]
     time_window: TimeWindowShown | None
+    pending_vectors: int
     explain: NotRequired[dict[str, Any]]
 
 
@@ -209,6 +216,7 @@ class Recalled(Envelope):
     omitted: int
     other_workspaces: list[Elsewhere]
     time_window: TimeWindowShown | None
+    pending_vectors: int  # as in ``Found``
     explain: NotRequired[dict[str, Any]]
 
 
@@ -216,13 +224,18 @@ class WorkspaceRow(TypedDict):
     id: str
     name: str
     memory_count: int
+    pending_vectors: int  # of memory_count, records not embedded yet (at most selectors.PENDING_COUNT_MAX)
     created_at: str
 
 
 class Workspaces(Envelope):
-    """The answer of ``list_workspaces``."""
+    """The answer of ``list_workspaces``: the workspaces, and ``pending_turns``, the readable
+    session turns of the project not embedded yet (at most ``selectors.PENDING_COUNT_MAX``;
+    sessions belong to the project, not to a workspace). The sessions app supplies that count
+    (``selectors.count_pending_turns_with``): memories does not read its tables."""
 
     workspaces: list[WorkspaceRow]
+    pending_turns: int
 
 
 @final  # final: a union of the two narrows on its keys

@@ -114,7 +114,11 @@ def memory_remember_batch(*, principal: Principal, payload: Mapping[str, Any] | 
         if isinstance(outcome, _Item):
             outcome = failures.get(id(outcome.origin()), outcome)
         results.append(_error(outcome) if isinstance(outcome, MMWError) else writer.answer(outcome))
-    return {**presenters.envelope(principal, "*", writer.admitted.notice()), "results": results}
+    return {
+        **presenters.envelope(principal, "*", writer.admitted.notice()),
+        "results": results,
+        "queued_for_vectors": writer.queued_for_vectors,
+    }
 
 
 def _batch_records(payload: Mapping[str, Any] | None) -> list[Any]:
@@ -173,6 +177,7 @@ class _Writer:
         self._done: set[str] = set()  # the per-call checks already passed
         self._states: dict[str, WorkspaceState] = {}
         self._live: dict[str, int] = {}  # live-count scope -> count read once in this call
+        self.queued_for_vectors = 0  # records inserted by this call that wait for the worker's vector
         self._pending = 0  # records staged in this call (not yet inserted)
         self._pending_in: Counter[int] = Counter()  # ... per workspace
         self._versions: dict[tuple[int, str], tuple[int, _Item]] = {}  # (workspace, fact_key) -> newest staged
@@ -464,8 +469,12 @@ class _Writer:
             transaction.on_commit(lambda: tasks.enqueue_embedding(relinked))
         if self.embed_inline:
             transaction.on_commit(lambda: [tasks.enqueue_archive(i) for i in ids])
+            unembedded = [m.id for m in memories if m.embedding_model is None]
         else:
             transaction.on_commit(lambda: tasks.enqueue_embedding(ids))
+            unembedded = ids
+        # Last: a statement above that fails rolls this insert back and its rows are not counted.
+        self.queued_for_vectors += len(set(unembedded) | set(relinked))
 
     def answer(self, item: _Item) -> presenters.Remembered:
         origin = item.origin()

@@ -642,9 +642,11 @@ def term_stats_among(candidates: QuerySet[Any], terms: list[str]) -> TermStats:
     inner, inner_params = candidates.order_by().values("search_document").query.sql_with_params()
     tsq = "to_tsquery('simple'::regconfig, mmw_unaccent(%s))"
     counts = ", ".join(f"count(*) FILTER (WHERE d @@ {tsq})" for _ in terms)
-    sql = f"SELECT count(*){', ' if terms else ''}{counts} FROM ({inner}) AS c(d)"  # noqa: S608 - only placeholders
+    # Each document read into memory once (``memories.sql.IN_MEMORY``), not once per term.
+    once = f"SELECT {sql.IN_MEMORY.format('d')} FROM ({inner}) AS b(d) OFFSET 0"  # noqa: S608 - only placeholders
+    statement = f"SELECT count(*){', ' if terms else ''}{counts} FROM ({once}) AS c(d)"  # noqa: S608
     with connections[candidates.db].cursor() as cursor:
-        cursor.execute(sql, [*terms, *inner_params])  # the counts come before the FROM
+        cursor.execute(statement, [*terms, *inner_params])  # the counts come before the FROM
         row = cursor.fetchone()
     assert row is not None  # an aggregate always answers one row
     return TermStats(int(row[0]), [int(v) for v in row[1:]])

@@ -12,9 +12,9 @@ import datetime as dt
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -30,6 +30,15 @@ from mmw import replicas
 from mmw.errors import InvalidInput, NotFound
 
 MAX_LIMIT = 100  # search's most results (memories.inputs declares it; recall ranks this many)
+# Rows still waiting for their vector are counted up to this many (a larger backlog answers this
+# number): a search never pays for counting a large backlog (``sql.pending_vectors``).
+PENDING_COUNT_MAX = 1000
+
+
+def pending_vectors(scope: sql.Scope | None) -> int:
+    """How many rows of ``scope`` (the records or turns a search reads) are stored but not yet
+    embedded, so found by keywords only for now; at most ``PENDING_COUNT_MAX``. 0 for no scope."""
+    return sql.pending_vectors(scope, PENDING_COUNT_MAX) if scope is not None else 0
 
 
 def _envelope(principal: Principal, workspace: str, admitted: admission.Admission) -> presenters.Envelope:
@@ -167,9 +176,11 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
             "results": [],
             "other_workspaces": [],
             "time_window": asked.window_shown(),
+            "pending_vectors": 0,
         },
     )
     scope = search_scope(principal=principal, workspace=v["workspace"], filters=filters)
+    answer["pending_vectors"] = pending_vectors(scope)
     if scope is None:
         answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor)
         return asked.explained(answer)
@@ -601,10 +612,13 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
             "omitted": 0,
             "other_workspaces": [],
             "time_window": asked.window_shown(),
+            "pending_vectors": 0,
         },
     )
     filters = MemoryFilters.of(v)
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
+    base_scope = sql.Scope.of(base) if base is not None else None
+    answer["pending_vectors"] = pending_vectors(base_scope)
     if base is None:
         answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor)
         return asked.explained(answer)
@@ -623,7 +637,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
         if used + cost <= budget:
             chosen.append(record)
             used += cost
-    items = asked.traced(sql.Scope.of(base), present(principal, chosen, [relevance.get(m.id) for m in chosen]))
+    items = asked.traced(base_scope, present(principal, chosen, [relevance.get(m.id) for m in chosen]))
     answer["used_tokens"], answer["items"], answer["omitted"] = used, items, len(pool) - len(chosen)
     # A pack with fewer relevant records than a search's default page: say where else they are.
     short = len(hits) < RECALL_SHORT
@@ -632,28 +646,54 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     return asked.explained(answer)
 
 
+_pending_turns: Callable[[Principal], int] = lambda principal: 0  # noqa: E731 - until the sessions app registers
+
+
+def count_pending_turns_with(counter: Callable[[Principal], int]) -> None:
+    """Register how ``list_workspaces`` counts the caller's session turns still waiting for their
+    vector: the sessions app does, in its ``AppConfig.ready`` (memories never imports it)."""
+    global _pending_turns
+    _pending_turns = counter
+
+
 @replicas.reads
 def workspace_list(*, principal: Principal) -> presenters.Workspaces:
-    """The live workspaces of the caller's project, with the number of records the caller can read."""
+    """The live workspaces of the caller's project, with the number of records the caller can read
+    and how many of them still wait for their vector (``pending_vectors``, at most
+    ``PENDING_COUNT_MAX`` per workspace), and the caller's readable session turns still waiting
+    (``pending_turns``, counted by the registered counter)."""
     admitted = begin_read(principal)
     rows: list[presenters.WorkspaceRow] = [
         {
-            "id": str(ws.public_id),
-            "name": ws.name,
-            "memory_count": count,
-            "created_at": ws.created_at.isoformat(),
+            "id": str(row.workspace.public_id),
+            "name": row.workspace.name,
+            "memory_count": row.records,
+            "pending_vectors": row.pending,
+            "created_at": row.workspace.created_at.isoformat(),
         }
-        for ws, count in workspaces_with_counts(principal)
+        for row in workspaces_with_counts(principal)
     ]
-    return {**_envelope(principal, ALL, admitted), "workspaces": rows}
+    return {**_envelope(principal, ALL, admitted), "workspaces": rows, "pending_turns": _pending_turns(principal)}
 
 
-def workspaces_with_counts(principal: Principal) -> list[tuple[Workspace, int]]:
+class WorkspaceCount(NamedTuple):
+    """A workspace with the live records the caller reads in it, and how many of those are not
+    embedded yet (found by keywords only until the worker computes their vectors)."""
+
+    workspace: Workspace
+    records: int
+    pending: int
+
+
+def workspaces_with_counts(principal: Principal) -> list[WorkspaceCount]:
     """The project's live workspaces by name, each with how many live records ``principal`` can
     read in it (``memory_count``): exactly the records ``Memory.objects.visible_to(principal).live()``
     holds there, without counting them (``sql.workspace_counts``: the trigger-kept ``LiveCount``
-    less the hidden restricted and expired records). One statement."""
-    return sql.workspace_counts(principal.project.pk, readable_scope(principal, live=False))
+    less the hidden restricted and expired records), and how many of those still wait for their
+    vector (``pending_vectors``: at most ``PENDING_COUNT_MAX``, read from the partial index of
+    unembedded records). One statement."""
+    rule = readable_scope(principal, live=False)
+    return [WorkspaceCount(*row) for row in sql.workspace_counts(principal.project.pk, rule, PENDING_COUNT_MAX)]
 
 
 @replicas.reads

@@ -168,6 +168,48 @@ class KeywordQuery:
     window: Sequence[str] = ()
 
 
+def term_hits(terms: Sequence[Term], context_weight: float) -> tuple[list[str], list[object]]:
+    """One SQL expression per term saying where a row of ``keyword_ranked``'s inner scan holds it:
+    1 in ``search_document``, 2 only in ``context_document`` (with ``context_weight`` > 0), else
+    0; and their parameters. Each document is matched against each term once per row."""
+    params: list[object] = []
+    hits = []
+    for term in terms:
+        query, bound = tsquery(term)
+        if context_weight > 0:
+            hits.append(
+                f"CASE WHEN search_document @@ {query} THEN 1 WHEN context_document @@ {query} THEN 2 ELSE 0 END"
+            )
+            params += [bound, bound]
+        else:
+            hits.append(f"CASE WHEN search_document @@ {query} THEN 1 ELSE 0 END")
+            params.append(bound)
+    return hits, params
+
+
+def hit_sum(weights: Sequence[float], context_weight: float) -> tuple[str, list[object]]:
+    """SQL summing ``weights[i]`` over the terms a row holds (``h<i>`` = 1, ``term_hits``) and
+    ``context_weight`` of it over the terms only its context holds (``h<i>`` = 2): ``term_sum``'s
+    value, in the same order, from each term's match computed once."""
+    params: list[object] = []
+    cases = []
+    for i, weight in enumerate(weights):
+        if context_weight > 0:
+            cases.append(f"CASE h{i} WHEN 1 THEN %s::float8 WHEN 2 THEN %s::float8 ELSE 0::float8 END")
+            params += [weight, weight * context_weight]
+        else:
+            cases.append(f"CASE h{i} WHEN 1 THEN %s::float8 ELSE 0::float8 END")
+            params.append(weight)
+    return "(" + " + ".join(f"({case})" for case in cases) + ")", params
+
+
+# A keyword document read into memory once per row: a long record's or turn's ``tsvector`` is stored
+# compressed (TOAST), and every ``@@`` on the stored value decompresses it again; concatenating the
+# empty vector yields the same lexemes and positions, decompressed once (issue #37: term statistics
+# over a LongMemEval client's ~490 turns 1.7x faster).
+IN_MEMORY = "({} || ''::tsvector)"
+
+
 def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[Any, float, Any, float, float]]:
     """The best ``limit`` rows of ``scope`` for ``asked``, best first (rank, then newest, then
     the greater id: records of one batch share ``created_at``, and a cut among equals must not
@@ -176,17 +218,27 @@ def keyword_ranked(scope: Scope, asked: KeywordQuery, limit: int) -> list[tuple[
     divided by sqrt(1 + ln(1 + its distinct words)).
 
     One statement: an inner scan of the matching rows (carrying their keyword columns out, the
-    newest first and cut when ``asked.newest``; ``matched_rows``) and the scores over them;
-    without the cut PostgreSQL flattens it into one scan."""
-    idf_sql, idf_params = term_sum(asked.terms, asked.weights, asked.context_weight)
-    count_sql, count_params = term_sum(asked.terms, [1.0] * len(asked.terms), asked.context_weight)
+    newest first and cut when ``asked.newest``; ``matched_rows``), where each term is matched once
+    per row (``term_hits``; ``OFFSET 0`` keeps the planner from folding the matches back into
+    each sum), and the scores over them (``hit_sum``). Matching a term thrice per row (the rank,
+    the IDF and the count each asked it) cost long records most: each match reads the row's whole
+    keyword document again (issue #37, BENCHMARKS.md); the documents are read into memory once per
+    row (``IN_MEMORY``), another ``OFFSET 0`` apart."""
+    hits, hit_params = term_hits(asked.terms, asked.context_weight)
+    idf_sql, idf_params = hit_sum(asked.weights, asked.context_weight)
+    count_sql, count_params = hit_sum([1.0] * len(asked.terms), asked.context_weight)
     matched, matched_params = matched_rows(scope, asked)
+    flags = "".join(f", {hit} AS h{i}" for i, hit in enumerate(hits))
+    context = f", {IN_MEMORY.format('context_document')} AS context_document" if asked.context_weight > 0 else ""
     sql = (
-        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length(search_document))) AS rank, created_at, "  # noqa: S608
-        f"{idf_sql} AS idf, {count_sql} AS count FROM ({matched}) AS matched "
-        "ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
+        f"SELECT id, {idf_sql} / sqrt(1.0::float8 + ln(1.0::float8 + length)) AS rank, created_at, "  # noqa: S608
+        f"{idf_sql} AS idf, {count_sql} AS count FROM ("
+        f"SELECT id, created_at, length(search_document) AS length{flags} FROM ("
+        f"SELECT id, created_at, {IN_MEMORY.format('search_document')} AS search_document{context}"
+        f" FROM ({matched}) AS matched OFFSET 0) AS read OFFSET 0"
+        ") AS scored ORDER BY rank DESC, created_at DESC, id DESC LIMIT %s"
     )
-    params: list[Any] = [*idf_params, *idf_params, *count_params, *matched_params, limit]
+    params: list[Any] = [*idf_params, *idf_params, *count_params, *hit_params, *matched_params, limit]
     with connections[scope.using].cursor() as cursor:
         cursor.execute(sql, params)
         return [(rid, float(rank), created, float(idf), float(count)) for rid, rank, created, idf, count in cursor]
@@ -333,14 +385,31 @@ def loaded(scope: Scope, condition: str = "TRUE", params: Sequence[Any] = (), or
     return [_record(scope.using, row) for row in rows]
 
 
-def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[Any, int]]:
+# --- vectors still to compute ------------------------------------------------------------------
+
+
+def pending_vectors(scope: Scope, cap: int) -> int:
+    """How many rows of ``scope`` (records or session turns) still wait for their vector
+    (``embedding_model`` IS NULL: stored, not yet embedded), counted up to ``cap``: a backlog of
+    more answers ``cap``. The scan stops at ``cap`` rows and reads only the partial indexes of
+    unembedded rows (``memory_unembedded``, ``turn_unembedded``), so a scope with nothing pending
+    costs one index probe whatever its size."""
+    inner = scope.rows("1", f"{scope.column('embedding_model')} IS NULL", "LIMIT %s")
+    with connections[scope.using].cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM ({inner}) AS pending", [*scope.params, cap])  # noqa: S608
+        return int(cursor.fetchone()[0])
+
+
+def workspace_counts(project_id: uuid.UUID, rule: Scope | None, pending_cap: int) -> list[tuple[Any, int, int]]:
     """The project's live workspaces by name, each with how many live records the rows of ``rule``
     (a principal's readable records, forgotten ones included: ``readable_scope(live=False)``;
-    None: reads nothing) hold there. One statement: each workspace's trigger-kept ``LiveCount``
-    (every record not forgotten) less the restricted records (drafts, department records) outside
-    ``rule`` and the expired ones inside it that the expiry job has not forgotten yet. Only
-    restricted or expired records are read (the partial index ``memory_ws_restricted``), so a
-    workspace of project-visible records costs O(1) whatever its size. ``rule`` is a scope of the
+    None: reads nothing) hold there, and how many of those still wait for their vector (counted up
+    to ``pending_cap`` per workspace, as ``pending_vectors`` counts). One statement: each
+    workspace's trigger-kept ``LiveCount`` (every record not forgotten) less the restricted
+    records (drafts, department records) outside ``rule`` and the expired ones inside it that the
+    expiry job has not forgotten yet. Only restricted, expired or unembedded records are read (the
+    partial indexes ``memory_ws_restricted``, ``memory_unembedded``), so a workspace of embedded
+    project-visible records costs O(1) whatever its size. ``rule`` is a scope of the
     records' table alone (no joins): its ``WHERE`` is used inside a count over that table."""
     if rule is not None and rule.from_sql != rule.table:
         raise ValueError("workspace_counts needs a rule over the records' table alone (readable_scope)")
@@ -362,16 +431,26 @@ def workspace_counts(project_id: uuid.UUID, rule: Scope | None) -> list[tuple[An
         params = [*rule.params, *rule.params, project_id]
     live = "COALESCE((SELECT records FROM memories_livecount WHERE scope = 'w:' || w.id), 0)"
     count = f"{live} - COALESCE(hidden.n, 0)" if rule is not None else "0"
+    pending, pending_params = "0", []
+    if rule is not None:  # the readable unembedded records of each workspace, at most pending_cap
+        m = rule.table
+        unembedded = (
+            f"SELECT 1 FROM {m} WHERE {m}.workspace_id = w.id AND {m}.embedding_model IS NULL"  # noqa: S608
+            f" AND {m}.forgotten_at IS NULL AND ({m}.expires_at IS NULL OR {m}.expires_at > statement_timestamp())"
+            f" AND ({rule.where_sql}) LIMIT %s"
+        )
+        pending = f"(SELECT count(*) FROM ({unembedded}) AS p)"  # noqa: S608 - text of columns and placeholders
+        pending_params = [*rule.params, pending_cap]
     sql = (
-        f"SELECT {own}, {count} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
+        f"SELECT {own}, {count}, {pending} FROM {_quoted(_WORKSPACE)} w {hidden}"  # noqa: S608
         " WHERE w.project_id = %s AND w.deleted_at IS NULL ORDER BY w.name"
     )
     using = rule.using if rule is not None else replicas.current()
     with connections[using].cursor() as cursor:
-        cursor.execute(sql, [*params, project_id])
+        cursor.execute(sql, [*pending_params, *params, project_id])
         rows = cursor.fetchall()
     names = [f.attname for f in fields]
-    return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-1])) for row in rows]
+    return [(_WORKSPACE.from_db(using, names, row[: len(fields)]), int(row[-2]), int(row[-1])) for row in rows]
 
 
 def ids_among(scope: Scope, ids: Sequence[Any]) -> set[uuid.UUID]:

@@ -13,6 +13,9 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init
+
+from mmw.env import env_int
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmw.settings.base")
 
@@ -56,3 +59,20 @@ def _add_beat_schedule(sender: Celery, source: Any, **kwargs: Any) -> None:
     """Merge these jobs into the configured schedule (``CELERY_BEAT_SCHEDULE`` wins a name clash),
     once the settings are loaded: importing this module must not load Django settings."""
     source.beat_schedule = {**_beat_schedule(), **dict(source.beat_schedule or {})}
+
+
+# A worker computes vectors (seconds of CPU per hundred records) beside the web process on the same
+# cores: at normal priority it took the CPU a search or /healthz was waiting for (issue #37: /healthz
+# 11 ms p50 while the worker embedded). Niced, it runs on what the web process leaves; its work is
+# background work, and nothing waits on it but the vectors. ``MMW_WORKER_NICE=0`` keeps the priority.
+WORKER_NICE_DEFAULT = 10
+
+
+@worker_init.connect
+def lower_worker_priority(**kwargs: Any) -> int:
+    """Raise this worker's nice value by ``MMW_WORKER_NICE`` (default 10) before its pool forks
+    (the children inherit it). Returns the increment applied (0: none)."""
+    increment = env_int("MMW_WORKER_NICE", WORKER_NICE_DEFAULT, minimum=0)
+    if increment:
+        os.nice(increment)
+    return increment

@@ -15,6 +15,8 @@ from interfaces.rest import ApiView, body, principal_of
 from interfaces.schema import (
     EXPLAIN,
     EXPLAIN_ROW,
+    PENDING_VECTORS,
+    QUEUED_FOR_VECTORS,
     TIME_WINDOW,
     Schema,
     operation,
@@ -115,9 +117,16 @@ SESSION_SCHEMAS: dict[str, Schema] = {
             "created": {"type": "integer"},
             "unchanged": {"type": "integer"},
             "errors": {"type": "integer"},
+            "queued_for_vectors": {
+                **QUEUED_FOR_VECTORS,
+                "maximum": 1000,
+                "description": "The session's turns waiting for their vector after this call (new turns, a turn "
+                "whose predecessor changed, earlier ones not embedded yet): found by keywords now, by meaning "
+                "once embedded. Counted up to 1000.",
+            },
             "results": {"type": "array", "items": _ITEM_RESULT},
         },
-        ["session", "created", "unchanged", "errors", "results"],
+        ["session", "created", "unchanged", "errors", "queued_for_vectors", "results"],
     ),
     "SessionList": _answer(
         "Sessions the caller can read, newest first.",
@@ -153,9 +162,10 @@ SESSION_SCHEMAS: dict[str, Schema] = {
                 },
             },
             "time_window": TIME_WINDOW,
+            "pending_vectors": PENDING_VECTORS,
             "explain": EXPLAIN,
         },
-        ["query", "results", "time_window"],
+        ["query", "results", "time_window", "pending_vectors"],
     ),
     "SessionForgetAnswer": _answer(
         "Whether a live session was forgotten (false when none was).",

@@ -8,3 +8,9 @@ class TranscriptsConfig(AppConfig):
 
     name = "transcripts"
     verbose_name = "Sessions"
+
+    def ready(self) -> None:
+        from memories import selectors as memory_selectors
+        from transcripts import selectors
+
+        memory_selectors.count_pending_turns_with(selectors.pending_turns)

@@ -120,6 +120,11 @@ class Turn(models.Model):
             GinIndex(fields=["context_document"], name="turn_context_document_gin"),
             models.Index(fields=["project", "occurred_at"], name="turn_project_occurred"),
             models.Index(fields=["session"], name="turn_unembedded", condition=Q(embedding_model__isnull=True)),
+            models.Index(  # a project's turns still waiting for their vector (transcripts.selectors.pending_turns)
+                fields=["project"],
+                name="turn_project_unembedded",
+                condition=Q(embedding_model__isnull=True, is_stub=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -55,6 +55,7 @@ class SessionsFound(ProjectEnvelope):
     query: str
     results: list[SessionHit]
     time_window: TimeWindowShown | None
+    pending_vectors: int  # turns searched that are not embedded yet (at most memories.selectors.PENDING_COUNT_MAX)
     explain: NotRequired[dict[str, Any]]
 
 

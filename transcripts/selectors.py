@@ -14,7 +14,7 @@ from accounts.keys import Principal
 from memories import explain, search, sql
 from memories.inputs import parse
 from memories.presenters import project_envelope
-from memories.selectors import Asked, begin_read
+from memories.selectors import Asked, begin_read, pending_vectors
 from mmw import replicas
 from mmw.errors import InvalidInput, NotFound
 from transcripts import indexing, inputs, presenters
@@ -25,6 +25,26 @@ def live_turns(*, project_id: uuid.UUID) -> int:
     """Turns of the project's sessions that are not forgotten (what the plan's limit counts)."""
     total = Session.objects.filter(project_id=project_id, forgotten_at__isnull=True).aggregate(n=Sum("turn_count"))
     return int(total["n"] or 0)
+
+
+def pending_turns(principal: Principal) -> int:
+    """Turns of the live sessions ``principal`` can read that wait for their vector (stored, found
+    by keywords only until the worker embeds them), at most ``PENDING_COUNT_MAX``; read from the
+    partial index of the project's unembedded turns (``turn_project_unembedded``)."""
+    turns = Turn.objects.filter(
+        project_id=principal.project.pk,
+        embedding_model__isnull=True,
+        is_stub=False,
+        session__in=sessions_queryset(principal).values("pk"),
+    )
+    return pending_vectors(sql.Scope.of(turns))
+
+
+def session_pending(session_pk: uuid.UUID) -> int:
+    """One session's turns waiting for their vector, at most ``PENDING_COUNT_MAX`` (an upload's
+    answer: its new turns and the ones whose neighbour changed; index ``turn_unembedded``)."""
+    turns = Turn.objects.filter(session_id=session_pk, embedding_model__isnull=True, is_stub=False)
+    return pending_vectors(sql.Scope.of(turns))
 
 
 def own_session(principal: Principal, key: inputs.SessionKey) -> Session | None:
@@ -160,6 +180,7 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
             "query": v["query"],
             "results": results,
             "time_window": asked.window_shown(),
+            "pending_vectors": pending_vectors(sql.Scope.of(candidates)),
         },
     )
     return asked.explained(answer)

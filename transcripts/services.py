@@ -96,7 +96,10 @@ def session_add_turns(
     ``created`` (stored; ``withheld`` names the Guard's reason when it was kept as a stub,
     ``redactions`` lists redacted secrets), ``unchanged`` (that position already holds the same
     turn), or ``{"error": …}`` for that turn alone (bad fields, 409 for other content at a
-    stored position, the plan's turn limit). Positions are the idempotency key."""
+    stored position, the plan's turn limit). Positions are the idempotency key.
+    ``queued_for_vectors``: the session's turns waiting for the worker's vector after this call
+    (its new turns, a turn whose predecessor changed, earlier ones not embedded yet), at most
+    ``memories.selectors.PENDING_COUNT_MAX``."""
     key = inputs.session_key(client, session_id)
     raw = inputs.turns_list(payload)
     admitted = _begin_write(principal)
@@ -141,6 +144,7 @@ def session_add_turns(
         "created": sum(1 for r in results if r.get("status") == "created"),
         "unchanged": sum(1 for r in results if r.get("status") == "unchanged"),
         "errors": sum(1 for r in results if "error" in r),
+        "queued_for_vectors": selectors.session_pending(target.pk),
         "results": results,
     }
 

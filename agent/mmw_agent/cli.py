@@ -80,11 +80,24 @@ def _status(cfg: Config, args: argparse.Namespace) -> int:
     s, t = report["sessions"], report["turns"]
     print(f"sessions      uploaded {s['uploaded']}, {_pending(s['pending'])}, failed {s['failed']}")
     print(f"turns         uploaded {t['uploaded']}, {_pending(t['pending'])}, failed {t['failed']}")
+    print(f"vectors       {_awaiting(report['awaiting_vectors'])}")
     q = report["queued_writes"]
     print(f"queued writes pending {q['pending']}, replayed {q['done']}, refused {q['failed']}")
     if report["last_error"]:
         print(f"last error    {report['last_error']['at']}: {report['last_error']['message']}")
     return 0
+
+
+def _awaiting(noted: dict[str, Any] | None) -> str:
+    """What the server said waits for its vector, in words."""
+    if noted is None:
+        return "not reported by the server"
+    if not noted["turns"] and not noted["records"]:
+        return "everything uploaded is findable by meaning"
+    return (
+        f"{noted['turns']} turns and {noted['records']} records awaiting their vectors on the server "
+        "(found by keywords meanwhile; counted up to 1000)"
+    )
 
 
 def _pending(count: object) -> str:
@@ -120,8 +133,11 @@ def _sync(cfg: Config, args: argparse.Namespace) -> int:
         answer["sessions"] = report.as_dict()
         if report.errors:
             state.note_error(report.errors[-1])
+    status.check_server(remote)  # what still waits for its vector, for the words and `status`
+    answer["awaiting_vectors"] = status.awaiting()
     if args.json:
-        print(json.dumps({**(answer["sessions"] or {}), "queued_writes": writes}, ensure_ascii=False))
+        extra = {"awaiting_vectors": answer.get("awaiting_vectors")}
+        print(json.dumps({**(answer["sessions"] or {}), "queued_writes": writes, **extra}, ensure_ascii=False))
     else:
         print(_sync_words(answer))
     if no_consent:
@@ -144,6 +160,8 @@ def _sync_words(answer: dict[str, Any]) -> str:
             f"{r['turns_unchanged']} already there, {r['turns_failed']} failed."
         )
         lines += [f"  error: {e}" for e in r["errors"]]
+    if "awaiting_vectors" in answer:
+        lines.append(f"Vectors: {_awaiting(answer['awaiting_vectors'])}.")
     return "\n".join(lines)
 
 

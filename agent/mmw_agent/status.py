@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 
 from mmw_agent import consent, sources, state, sync
@@ -17,13 +18,35 @@ def _iso(stamp: Any) -> str | None:
 
 
 def check_server(remote: Remote) -> None:
-    """Ask the server once (``GET /api/v1/workspaces``: reachability and the key) and note it."""
+    """Ask the server once (``GET /api/v1/workspaces``: reachability and the key) and note it,
+    with what it says still waits for its vector (``note_awaiting``)."""
     try:
-        remote.rest("GET", "/workspaces")
+        response = remote.rest("GET", "/workspaces")
     except (Unreachable, KeyRefused) as exc:
         state.note_contact(ok=False, error=str(exc))
     else:
         state.note_contact(ok=True)
+        if response.status_code == 200:
+            note_awaiting(response.json())
+
+
+def note_awaiting(listed: Any) -> None:
+    """Keep what a ``list_workspaces`` answer says is stored but not embedded yet (found by
+    keywords only until then): ``{"records": n, "turns": n, "at": time}``. A server that does not
+    say (older than issue #37) leaves nothing."""
+    if not isinstance(listed, dict) or not isinstance(listed.get("pending_turns"), int):
+        return
+    rows = listed.get("workspaces") or []
+    records = sum(int(w.get("pending_vectors") or 0) for w in rows if isinstance(w, dict))
+    state.put("awaiting_vectors", {"records": records, "turns": listed["pending_turns"], "at": time.time()})
+
+
+def awaiting() -> dict[str, Any] | None:
+    """The last ``note_awaiting`` with its time as ISO 8601, or None when never noted."""
+    kept = state.get("awaiting_vectors")
+    if not isinstance(kept, dict):
+        return None
+    return {"records": kept.get("records"), "turns": kept.get("turns"), "at": _iso(kept.get("at"))}
 
 
 def collect(cfg: Config) -> dict[str, Any]:
@@ -59,6 +82,7 @@ def collect(cfg: Config) -> dict[str, Any]:
             "failed": sum(p["turns_failed"] for p in progress),
             "unknown_lines_skipped": sum(p["unknown_lines"] for p in progress),
         },
+        "awaiting_vectors": awaiting(),
         "queued_writes": state.queue_counts(),
         "failed_writes": state.failed_writes(),
         "tool_list": {"source": tool_list.get("source"), "at": _iso(tool_list.get("at"))},

@@ -34,6 +34,7 @@ from memories import exports
 from memories import services as memory_services
 from memories.presenters import Record
 from memories.selectors import (
+    PENDING_COUNT_MAX,
     memory_export,
     memory_get,
     memory_history,
@@ -109,6 +110,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         browse=browse,
         error=error,
         workspaces=workspaces_with_counts(principal),
+        pending_cap=PENDING_COUNT_MAX,
         forget_form=ForgetSourceForm(),
         query_string=request.GET.copy().urlencode() if request.GET else "",
         pager_query=query_without(request, "page"),
@@ -322,7 +324,8 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
 @require_GET
 def workspaces(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     _project, principal = selectors.project_for(user_of(request), project_id)
-    return page(request, "dashboard/workspaces.html", **_ctx(principal), rows=workspaces_with_counts(principal))
+    rows = workspaces_with_counts(principal)
+    return page(request, "dashboard/workspaces.html", **_ctx(principal), rows=rows, pending_cap=PENDING_COUNT_MAX)
 
 
 @login_required

@@ -9,7 +9,16 @@ from collections.abc import Iterable
 
 from drf_spectacular.utils import OpenApiParameter
 
-from interfaces.schema import EXPLAIN, EXPLAIN_ROW, TIME_WINDOW, Schema, ref, register_components
+from interfaces.schema import (
+    EXPLAIN,
+    EXPLAIN_ROW,
+    PENDING_VECTORS,
+    QUEUED_FOR_VECTORS,
+    TIME_WINDOW,
+    Schema,
+    ref,
+    register_components,
+)
 from memories import inputs
 
 
@@ -199,9 +208,10 @@ ANSWERS: dict[str, Schema] = {
                 "type": "array",
                 "items": {"oneOf": [ref("RememberAnswer"), ref("Error")]},
                 "description": "The remember answer of each record, or {error: {code, message}} for that record alone.",
-            }
+            },
+            "queued_for_vectors": QUEUED_FOR_VECTORS,
         },
-        ["results"],
+        ["results", "queued_for_vectors"],
     ),
     "MemoryAnswer": _answer("One record.", {"memory": ref("Memory")}, ["memory"]),
     "SearchAnswer": _answer(
@@ -211,9 +221,10 @@ ANSWERS: dict[str, Schema] = {
             "results": {"type": "array", "items": ref("Memory")},
             "other_workspaces": ELSEWHERE,
             "time_window": TIME_WINDOW,
+            "pending_vectors": PENDING_VECTORS,
             "explain": EXPLAIN,
         },
-        ["results", "other_workspaces", "time_window"],
+        ["results", "other_workspaces", "time_window", "pending_vectors"],
     ),
     "HistoryAnswer": _answer(
         "Every version of a fact_key, oldest first (the record alone when it has no fact_key).",
@@ -267,12 +278,23 @@ ANSWERS: dict[str, Schema] = {
             "omitted": {"type": "integer", "minimum": 0},
             "other_workspaces": ELSEWHERE,
             "time_window": TIME_WINDOW,
+            "pending_vectors": PENDING_VECTORS,
             "explain": EXPLAIN,
         },
-        ["task", "token_budget", "used_tokens", "items", "omitted", "other_workspaces", "time_window"],
+        [
+            "task",
+            "token_budget",
+            "used_tokens",
+            "items",
+            "omitted",
+            "other_workspaces",
+            "time_window",
+            "pending_vectors",
+        ],
     ),
     "WorkspaceList": _answer(
-        "The project's live workspaces with the number of records the caller can read.",
+        "The project's live workspaces with the number of records the caller can read, how many of them wait "
+        "for their vector, and the readable session turns that do.",
         {
             "workspaces": {
                 "type": "array",
@@ -282,13 +304,23 @@ ANSWERS: dict[str, Schema] = {
                         "id": {"type": "string", "format": "uuid"},
                         "name": {"type": "string"},
                         "memory_count": {"type": "integer", "minimum": 0},
+                        "pending_vectors": {
+                            **PENDING_VECTORS,
+                            "description": "Of memory_count, the records not embedded yet (found by keywords only "
+                            "until then). Counted up to 1000.",
+                        },
                         "created_at": {"type": "string", "format": "date-time"},
                     },
-                    "required": ["id", "name", "memory_count", "created_at"],
+                    "required": ["id", "name", "memory_count", "pending_vectors", "created_at"],
                 },
-            }
+            },
+            "pending_turns": {
+                **PENDING_VECTORS,
+                "description": "Session turns the caller can read that are not embedded yet (sessions belong "
+                "to the project, not to a workspace). Counted up to 1000.",
+            },
         },
-        ["workspaces"],
+        ["workspaces", "pending_turns"],
     ),
 }
 

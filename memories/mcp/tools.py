@@ -66,7 +66,7 @@ def _recall(principal: Principal, arguments: Any, headers: Mapping[str, str]) ->
     return selectors.recall_context(principal=principal, payload=arguments)
 
 
-def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Answer:
+def _list_workspaces(principal: Principal, arguments: Any, headers: Mapping[str, str]) -> presenters.Workspaces:
     inputs.parse(inputs.LIST_WORKSPACES, arguments)  # refuses unknown parameters
     return selectors.workspace_list(principal=principal)
 

@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from accounts import services
@@ -92,6 +93,22 @@ def test_status_before_consent_says_what_it_does_not_count(
     out = agent(agent_env, "status").stdout
     assert "None" not in out
     assert "pending: counted after consent" in out
+
+
+def test_status_and_sync_say_what_waits_for_its_vector_on_the_server(
+    mmw_server: ThreadedServer, tenancy: Tenancy, agent_env: dict[str, str]
+) -> None:
+    records = [{"content": f"the release train note {i}"} for i in range(3)]
+    response = httpx.post(f"{mmw_server.url}/api/v1/memories/batch", json={"records": records},
+                          headers={"Authorization": f"Bearer {tenancy.alice.key}"}, timeout=30)  # fmt: skip
+    assert response.json()["queued_for_vectors"] == 3  # no worker runs here: they stay unembedded
+    assert (
+        "vectors       0 turns and 3 records awaiting their vectors on the server" in agent(agent_env, "status").stdout
+    )
+    assert json.loads(agent(agent_env, "status", "--json").stdout)["awaiting_vectors"]["records"] == 3
+    assert "Vectors: 0 turns and 3 records awaiting their vectors" in agent(agent_env, "sync").stdout
+    Memory.objects.update(embedding_model="ngram-test")  # as if the worker had embedded them
+    assert "vectors       everything uploaded is findable by meaning" in agent(agent_env, "status").stdout
 
 
 def test_sync_sends_the_queued_writes_and_says_what_it_did(

@@ -285,7 +285,7 @@ def test_an_inactive_membership_reads_nothing_through_a_kept_scope(world: World)
     assert selectors.readable_scope(inactive) is None
     with pytest.raises(NotFound):
         selectors.memory_get(principal=inactive, memory_id=str(record_id))
-    assert [count for _, count in selectors.workspaces_with_counts(inactive)] == [0, 0]
+    assert [count for _, count, _ in selectors.workspaces_with_counts(inactive)] == [0, 0]
 
 
 def test_a_scope_is_never_wider_than_its_queryset(world: World) -> None:
@@ -305,7 +305,7 @@ def test_a_scope_is_never_wider_than_its_queryset(world: World) -> None:
         principal=world.founder.principal(), workspace="*", filters=selectors.MemoryFilters()
     )
     with pytest.raises(ValueError, match="alone"):
-        sql.workspace_counts(world.org.project.pk, joined)
+        sql.workspace_counts(world.org.project.pk, joined, 10)
 
 
 def test_a_changed_department_is_another_readable_scope(world: World) -> None:

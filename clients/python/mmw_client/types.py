@@ -249,6 +249,7 @@ class RememberAnswer(WorkspaceEnvelope):
 
 class BatchAnswer(WorkspaceEnvelope):
     results: list[RememberAnswer | ItemError]
+    queued_for_vectors: int  # records queued for the worker to embed (findable by meaning once embedded)
 
 
 class MemoryAnswer(WorkspaceEnvelope):
@@ -271,6 +272,7 @@ class SearchAnswer(WorkspaceEnvelope):
     results: list[Memory]
     other_workspaces: list[Elsewhere]
     time_window: TimeWindow | None
+    pending_vectors: int  # records searched that are not embedded yet: a miss may be temporary (at most 1000)
     explain: NotRequired[dict[str, Any]]
 
 
@@ -306,11 +308,13 @@ class RecallAnswer(WorkspaceEnvelope):
     omitted: int
     other_workspaces: list[Elsewhere]
     time_window: TimeWindow | None
+    pending_vectors: int  # as in SearchAnswer
     explain: NotRequired[dict[str, Any]]
 
 
 class WorkspaceList(WorkspaceEnvelope):
-    workspaces: list[dict[str, Any]]
+    workspaces: list[dict[str, Any]]  # id, name, memory_count, pending_vectors (not embedded yet), created_at
+    pending_turns: int  # readable session turns not embedded yet (at most 1000)
 
 
 class AgentConsentAnswer(TypedDict):
@@ -366,6 +370,7 @@ class TurnsAnswer(Envelope):
     created: int
     unchanged: int
     errors: int
+    queued_for_vectors: int  # the session's turns waiting for their vector after this call (at most 1000)
     results: list[dict[str, Any]]
 
 
@@ -384,6 +389,7 @@ class SessionSearchAnswer(Envelope):
     query: str
     results: list[dict[str, Any]]
     time_window: TimeWindow | None
+    pending_vectors: int  # turns searched that are not embedded yet (at most 1000)
     explain: NotRequired[dict[str, Any]]
 
 

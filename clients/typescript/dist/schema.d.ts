@@ -537,6 +537,8 @@ export interface components {
             notice?: string;
             /** Format: uuid */
             project_id: string;
+            /** @description How many were queued for the worker to embed: found by keywords now, by meaning once embedded. */
+            queued_for_vectors: number;
             /** @description The remember answer of each record, or {error: {code, message}} for that record alone. */
             results: (components["schemas"]["RememberAnswer"] | components["schemas"]["Error"])[];
             tenant_id: string;
@@ -840,6 +842,8 @@ export interface components {
                 matches: number;
                 workspace: string;
             }[];
+            /** @description Records (or turns) of the searched scope stored but not embedded yet: found by keywords only until the worker computes their vectors, so a miss may be temporary. Counted up to 1000. */
+            pending_vectors: number;
             /** Format: uuid */
             project_id: string;
             task: string;
@@ -904,6 +908,8 @@ export interface components {
                 matches: number;
                 workspace: string;
             }[];
+            /** @description Records (or turns) of the searched scope stored but not embedded yet: found by keywords only until the worker computes their vectors, so a miss may be temporary. Counted up to 1000. */
+            pending_vectors: number;
             /** Format: uuid */
             project_id: string;
             query?: string;
@@ -991,6 +997,8 @@ export interface components {
             /** @description With explain: true: what ranked and what the floor cut. */
             explain?: Record<string, never>;
             notice?: string;
+            /** @description Records (or turns) of the searched scope stored but not embedded yet: found by keywords only until the worker computes their vectors, so a miss may be temporary. Counted up to 1000. */
+            pending_vectors: number;
             /** Format: uuid */
             project_id: string;
             query: string;
@@ -1031,6 +1039,8 @@ export interface components {
             notice?: string;
             /** Format: uuid */
             project_id: string;
+            /** @description The session's turns waiting for their vector after this call (new turns, a turn whose predecessor changed, earlier ones not embedded yet): found by keywords now, by meaning once embedded. Counted up to 1000. */
+            queued_for_vectors: number;
             results: {
                 error?: {
                     code: string;
@@ -1076,11 +1086,13 @@ export interface components {
             /** @description The workspace answered for ("*" for all of them). */
             workspace: string;
         };
-        /** @description The project's live workspaces with the number of records the caller can read. */
+        /** @description The project's live workspaces with the number of records the caller can read, how many of them wait for their vector, and the readable session turns that do. */
         WorkspaceList: {
             api_version: string;
             /** @description A billing notice (grace period, suspension), while there is one. */
             notice?: string;
+            /** @description Session turns the caller can read that are not embedded yet (sessions belong to the project, not to a workspace). Counted up to 1000. */
+            pending_turns: number;
             /** Format: uuid */
             project_id: string;
             tenant_id: string;
@@ -1093,6 +1105,8 @@ export interface components {
                 id: string;
                 memory_count: number;
                 name: string;
+                /** @description Of memory_count, the records not embedded yet (found by keywords only until then). Counted up to 1000. */
+                pending_vectors: number;
             }[];
         };
     };
