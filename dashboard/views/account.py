@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -32,6 +34,33 @@ def home(request: HttpRequest) -> HttpResponse:
     if first is None:
         return page(request, "dashboard/no_account.html", account=None)
     return redirect("dashboard:projects", tenant_id=first.account.tenant_id)
+
+
+@require_POST
+def language(request: HttpRequest) -> HttpResponse:
+    """The header's language switch: saved on the person (e-mails follow it) and in the language
+    cookie (pages before sign-in), then back to the page it was posted from."""
+    chosen = request.POST.get("language", "")
+    if chosen not in dict(settings.LANGUAGES):
+        chosen = ""
+    if request.user.is_authenticated:
+        account_services.user_set_language(user=user_of(request), language=chosen)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = reverse("dashboard:home")
+    response = redirect(back)
+    if chosen:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            chosen,
+            max_age=365 * 24 * 3600,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=True,
+        )
+    else:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME)
+    return response
 
 
 @require_http_methods(["GET", "POST"])

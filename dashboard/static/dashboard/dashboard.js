@@ -3,6 +3,7 @@
  *   <button data-copy="#id">             copies that element's text
  *   <button data-copy-in-card="pre">     copies the text of that selector inside the button's .card
  *   <select data-navigate>               goes to the chosen option's value (a URL)
+ *   <select data-submit>                 submits its form when changed (the language switch)
  */
 (function () {
   "use strict";
@@ -25,6 +26,9 @@
     var select = event.target;
     if (select instanceof HTMLSelectElement && select.hasAttribute("data-navigate") && select.value) {
       window.location.href = select.value;
+    }
+    if (select instanceof HTMLSelectElement && select.hasAttribute("data-submit") && select.form) {
+      select.form.requestSubmit();
     }
   });
 })();
