@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.utils.translation import gettext, gettext_lazy
+
 PREFIX = "[MMW Notice]: "
 READS_STILL_WORK = (
     "search, recall_context, validate_memory and reading memories still work but remember and forget do not"
@@ -53,20 +55,21 @@ def no_subscription(*, billing_url: str) -> str:
 # --- the same states in people's words (the dashboard banner): no agent syntax, no raw URL; the
 # page adds the button to the billing page.
 
-PEOPLE_READS_STILL_WORK = "Reading and search still work; remembering and forgetting do not."
+# The dashboard shows these in the person's language (docs/i18n.md); the [MMW Notice] texts above
+# are what agents read and stay English.
+PEOPLE_READS_STILL_WORK = gettext_lazy("Reading and search still work; remembering and forgetting do not.")
 
 
 def for_people(*, state: str, grace_ends_at: datetime | None, by_staff: bool) -> str:
     """One or two sentences for the dashboard's banner about an account that may not write."""
     if state == "grace" and grace_ends_at is not None:
-        happened = (
-            f"The last payment failed: this account is read-only until {grace_ends_at:%Y-%m-%d %H:%M} UTC, "
-            "then it will be suspended."
-        )
+        happened = gettext(
+            "The last payment failed: this account is read-only until %(when)s UTC, then it will be suspended."
+        ) % {"when": f"{grace_ends_at:%Y-%m-%d %H:%M}"}
     elif state == "suspended" and by_staff:
-        happened = "MMW support suspended this account: it is read-only."
+        happened = gettext("MMW support suspended this account: it is read-only.")
     elif state == "suspended":
-        happened = "This account is suspended (its grace period ended unpaid): it is read-only."
+        happened = gettext("This account is suspended (its grace period ended unpaid): it is read-only.")
     else:
-        happened = "This account has no active subscription: it is read-only."
+        happened = gettext("This account has no active subscription: it is read-only.")
     return f"{happened} {PEOPLE_READS_STILL_WORK}"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from babel.dates import format_datetime
 from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language, gettext, ngettext, pgettext_lazy, to_locale
 
 register = template.Library()
 
@@ -16,18 +18,18 @@ RECENT = dt.timedelta(days=7)
 
 # An edge ``A —relation→ B`` read from A ("out") and from B ("in").
 _OUT = {
-    "related": "related to",
-    "refines": "refines",
-    "supersedes": "supersedes",
-    "contradicts": "contradicts",
-    "derived_from": "is derived from",
+    "related": pgettext_lazy("relation", "related to"),
+    "refines": pgettext_lazy("relation", "refines"),
+    "supersedes": pgettext_lazy("relation", "supersedes"),
+    "contradicts": pgettext_lazy("relation", "contradicts"),
+    "derived_from": pgettext_lazy("relation", "is derived from"),
 }
 _IN = {
-    "related": "related to",
-    "refines": "is refined by",
-    "supersedes": "is superseded by",
-    "contradicts": "is contradicted by",
-    "derived_from": "is a source of",
+    "related": pgettext_lazy("relation", "related to"),
+    "refines": pgettext_lazy("relation", "is refined by"),
+    "supersedes": pgettext_lazy("relation", "is superseded by"),
+    "contradicts": pgettext_lazy("relation", "is contradicted by"),
+    "derived_from": pgettext_lazy("relation", "is a source of"),
 }
 
 
@@ -50,29 +52,40 @@ def human_time(value: object) -> SafeString | str:
     exact = when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     ahead = when - now
     if ahead > RECENT + HALF_DAY or -ahead >= RECENT:  # far ahead (an expiry) or long ago: the date
-        words = when.astimezone(dt.UTC).strftime("%-d %b %Y, %H:%M")
+        words = _date(when.astimezone(dt.UTC))
     elif abs(ahead) < dt.timedelta(minutes=1):
-        words = "just now"
+        words = gettext("just now")
     elif ahead > dt.timedelta(0):
-        words = f"in {_rounded(ahead)}"
+        words = gettext("in %(span)s") % {"span": _rounded(ahead)}
     else:
-        words = f"{_rounded(-ahead)} ago"
+        words = gettext("%(span)s ago") % {"span": _rounded(-ahead)}
     return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), exact, words)
 
 
+def _date(when: dt.datetime) -> str:
+    """``12 Mar 2026, 14:05`` in English; the locale's month names otherwise (``12 мар. 2026 г., 14:05``)."""
+    language = get_language() or "en"
+    if language.startswith("en"):
+        return when.strftime("%-d %b %Y, %H:%M")
+    return format_datetime(when, "d MMM y, HH:mm", locale=to_locale(language))
+
+
 HALF_DAY = dt.timedelta(hours=12)
-_UNITS = ((dt.timedelta(days=1), "day"), (dt.timedelta(hours=1), "hour"), (dt.timedelta(minutes=1), "minute"))
+DAY, HOUR, MINUTE = dt.timedelta(days=1), dt.timedelta(hours=1), dt.timedelta(minutes=1)
 
 
 def _rounded(span: dt.timedelta) -> str:
     """``7 days`` for 6 days 23 hours (an invitation sent for seven days, read a second later),
     ``3 hours`` for 2 h 50 min: the largest unit that fits, rounded to the nearest (Django's
     ``timesince`` truncates, so a fresh seven-day link read "6 days")."""
-    for unit, name in _UNITS:
-        if span >= unit:
-            count = round(span / unit)
-            return f"{count} {name}{'s' if count != 1 else ''}"
-    return "1 minute"
+    if span >= DAY:
+        count = round(span / DAY)
+        return ngettext("%(count)d day", "%(count)d days", count) % {"count": count}
+    if span >= HOUR:
+        count = round(span / HOUR)
+        return ngettext("%(count)d hour", "%(count)d hours", count) % {"count": count}
+    count = max(1, round(span / MINUTE))
+    return ngettext("%(count)d minute", "%(count)d minutes", count) % {"count": count}
 
 
 @register.filter
@@ -82,7 +95,7 @@ def relation_words(relation: object) -> str:
         return ""
     kind = str(relation.get("relation", ""))
     words = _IN if relation.get("direction") == "in" else _OUT
-    return words.get(kind, kind.replace("_", " "))
+    return str(words.get(kind, kind.replace("_", " ")))
 
 
 @register.filter
@@ -106,7 +119,7 @@ def audit_target(event: object) -> str:
         return f"{label} · mmw_{data['prefix']}…"
     if isinstance(data.get("ids"), list):
         count = len(data["ids"])
-        return f"{count} record{'s' if count != 1 else ''}"
+        return ngettext("%(count)d record", "%(count)d records", count) % {"count": count}
     if isinstance(data.get("name"), str) and data["name"]:
         return f"{label} · {data['name']}"
     target_id = str(getattr(event, "target_id", "") or "")
@@ -124,4 +137,4 @@ def account_label(account: object) -> str:
     """How the dashboard names an account: a personal account is "Personal" (its stored name is
     its owner's e-mail, which read like someone else's in a breadcrumb), others by their name."""
     kind = getattr(account, "kind", "")
-    return "Personal" if kind == "personal" else str(getattr(account, "name", account or ""))
+    return gettext("Personal") if kind == "personal" else str(getattr(account, "name", account or ""))
