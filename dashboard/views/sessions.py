@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
@@ -107,7 +108,9 @@ def session_share_view(request: HttpRequest, project_id: uuid.UUID, session_pk: 
     except MMWError as exc:
         flash_error(request, exc)
     else:
-        messages.success(request, "Shared with the project." if shared else "Private again: only you see this session.")
+        messages.success(
+            request, _("Shared with the project.") if shared else _("Private again: only you see this session.")
+        )
     return redirect("dashboard:session", project_id=project.pk, session_pk=session_pk)
 
 
@@ -118,10 +121,10 @@ def session_forget_view(request: HttpRequest, project_id: uuid.UUID, session_pk:
     try:
         forgotten = session_forget_by_id(principal=principal, session_pk=session_pk)
     except MMWError as exc:
-        flash_error(request, exc, refused="Not forgotten")
+        flash_error(request, exc, refused=_("Not forgotten"))
         return redirect("dashboard:session", project_id=project.pk, session_pk=session_pk)
     if forgotten:
-        messages.success(request, "Forgotten: the session left search; the deletion is kept for audit.")
+        messages.success(request, _("Forgotten: the session left search; the deletion is kept for audit."))
     return redirect("dashboard:sessions", project_id=project.pk)
 
 
