@@ -43,6 +43,7 @@ SOURCE_DIRS = (
 KEYWORDS = {
     **DEFAULT_KEYWORDS,
     "gettext_lazy": None,
+    "gettext_noop": None,
     "ngettext_lazy": (1, 2),
     "pgettext_lazy": ((1, "c"), 2),
     "npgettext_lazy": ((1, "c"), 2, 3),
