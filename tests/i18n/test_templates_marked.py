@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE_DIRS = [ROOT / "dashboard" / "templates"]
+TEMPLATE_DIRS = [ROOT / "dashboard" / "templates", ROOT / "datarights" / "templates"]
 TEMPLATES = sorted(p for d in TEMPLATE_DIRS for p in d.rglob("*.html"))
 # Words that are names, not language: the product, file formats, protocols.
 ALLOWED = {"MMW", "PDF", "CSV", "OK", "MCP", "JSON", "UTC"}
@@ -31,6 +31,7 @@ CODE = [
     re.compile(r"{%\s*block main_class\s*%}.*?{%\s*endblock\s*%}", DOTALL),  # CSS classes
 ]
 TEMPLATE_SYNTAX = re.compile(r"{%.*?%}|{{.*?}}", DOTALL)
+URL = re.compile(r"https?://\S+")  # an example address is not language
 TAG = re.compile(r"<[^>]*>", DOTALL)
 ENTITY = re.compile(r"&[#\w]+;")
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")  # one letter alone is a symbol: v2, z-score, …T…Z
@@ -50,7 +51,7 @@ def untranslated(source: str) -> list[str]:
     found = [f"default:{m.group(1)!r}" for m in FILTER_LITERAL.finditer(source)]
     for attribute in SPOKEN_ATTRIBUTES:
         for value in re.findall(rf'\s{attribute}="([^"]*)"', source):
-            left = words(TEMPLATE_SYNTAX.sub(" ", value))
+            left = words(URL.sub(" ", TEMPLATE_SYNTAX.sub(" ", value)))
             found += [f"{attribute}: {' '.join(left)}"] if left else []
     text = ENTITY.sub(" ", TAG.sub(" ", TEMPLATE_SYNTAX.sub(" ", source)))
     return found + [" ".join(words(line)) for line in text.splitlines() if words(line)]
