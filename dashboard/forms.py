@@ -177,7 +177,7 @@ class AuditFilterForm(forms.Form):
         assert isinstance(field, forms.ChoiceField)
         field.choices = [
             ("", _("any")),
-            *((f, _("%(family)s (all)") % {"family": f[:-1].replace("_", " ")}) for f in families),
+            *((f, _("%(family)s (all)") % {"family": f"{f}*"}) for f in families),
             *((a, a) for a in actions),
         ]
 

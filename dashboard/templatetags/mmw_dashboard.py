@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from babel.dates import format_datetime
 from django import template
@@ -31,6 +32,86 @@ _IN = {
     "contradicts": pgettext_lazy("relation", "is contradicted by"),
     "derived_from": pgettext_lazy("relation", "is a source of"),
 }
+
+
+# Codes the pages show as words: a record's visibility, a subscription's state, an audit row's
+# target type (English: the code as it always read), the seeded plans' names (a plan an operator
+# adds keeps its own name).
+_VISIBILITY = {
+    "author": pgettext_lazy("visibility", "author only"),
+    "department": pgettext_lazy("visibility", "departments"),
+    "project": pgettext_lazy("visibility", "project"),
+    "org": pgettext_lazy("visibility", "organisation"),
+}
+_STATE = {
+    "active": pgettext_lazy("subscription", "active"),
+    "grace": pgettext_lazy("subscription", "grace period"),
+    "suspended": pgettext_lazy("subscription", "suspended"),
+    "none": pgettext_lazy("subscription", "no subscription"),
+}
+_TARGET = {
+    "account": pgettext_lazy("audit target", "account"),
+    "api_key": pgettext_lazy("audit target", "api key"),
+    "department": pgettext_lazy("audit target", "department"),
+    "import": pgettext_lazy("audit target", "import"),
+    "invitation": pgettext_lazy("audit target", "invitation"),
+    "ledger_entry": pgettext_lazy("audit target", "ledger entry"),
+    "membership": pgettext_lazy("audit target", "membership"),
+    "memory": pgettext_lazy("audit target", "memory"),
+    "oauth_grant": pgettext_lazy("audit target", "oauth grant"),
+    "project": pgettext_lazy("audit target", "project"),
+    "subscription": pgettext_lazy("audit target", "subscription"),
+    "user": pgettext_lazy("audit target", "user"),
+    "webhook": pgettext_lazy("audit target", "webhook"),
+    "workspace": pgettext_lazy("audit target", "workspace"),
+}
+_PLAN = {
+    "Free": pgettext_lazy("plan", "Free"),
+    "Pro": pgettext_lazy("plan", "Pro"),
+    "Team": pgettext_lazy("plan", "Team"),
+}
+_STATUS = {
+    "conflict": pgettext_lazy("status", "conflict"),
+    "stale": pgettext_lazy("status", "stale"),
+    "new": pgettext_lazy("status", "new"),
+}
+
+
+@register.filter
+def status_words(code: object) -> str:
+    return str(_STATUS.get(str(code), code))
+
+
+@register.filter
+def status_reason_words(reason: object) -> str:
+    """``memories.statuses``' reasons (the API's English) in the page's language; another as it is."""
+    text = str(reason or "")
+    if m := re.fullmatch(r"summarises (.+), which is (\w+)", text):
+        return gettext("summarises %(source)s, which is %(status)s") % {"source": m[1], "status": status_words(m[2])}
+    if m := re.fullmatch(r"a newer record of this source \((.+)\) has another source_hash", text):
+        return gettext("a newer record of this source (%(record)s) has another source_hash") % {"record": m[1]}
+    if m := re.fullmatch(r"another current version of (.+) says something else", text):
+        return gettext("another current version of %(fact_key)s says something else") % {"fact_key": m[1]}
+    if m := re.fullmatch(r"another current record \((.+)\) says otherwise", text):
+        return gettext("another current record (%(record)s) says otherwise") % {"record": m[1]}
+    return text
+
+
+@register.filter
+def visibility_words(code: object) -> str:
+    return str(_VISIBILITY.get(str(code), code))
+
+
+@register.filter
+def state_words(code: object) -> str:
+    return str(_STATE.get(str(code), code))
+
+
+@register.filter
+def plan_label(plan: object) -> str:
+    """A plan's name; the seeded ones (Free, Pro, Team) in the page's language."""
+    name = str(getattr(plan, "name", plan) or "")
+    return str(_PLAN.get(name, name))
 
 
 def _as_datetime(value: object) -> dt.datetime | None:
@@ -111,7 +192,7 @@ def audit_target(event: object) -> str:
     kind = str(getattr(event, "target_type", "") or "")
     data = getattr(event, "data", None)
     data = data if isinstance(data, dict) else {}
-    label = kind.replace("_", " ")
+    label = str(_TARGET.get(kind, kind.replace("_", " ")))
     for field in ("user", "to", "email"):
         if isinstance(data.get(field), str) and data[field]:
             return f"{label} · {data[field]}"

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
@@ -29,9 +30,12 @@ TURNS_PER_PAGE = 200
 
 class SessionSearchForm(forms.Form):
     q = forms.CharField(
-        required=False, max_length=QUERY_CHARS, label="Search", widget=forms.TextInput(attrs={"type": "search"})
+        required=False,
+        max_length=QUERY_CHARS,
+        label=gettext_lazy("Search"),
+        widget=forms.TextInput(attrs={"type": "search"}),
     )
-    client = forms.CharField(required=False, max_length=inputs.CLIENT_CHARS)
+    client = forms.CharField(required=False, max_length=inputs.CLIENT_CHARS, label=gettext_lazy("Client"))
 
 
 def _ctx(principal: Any) -> dict[str, Any]:
