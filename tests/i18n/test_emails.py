@@ -86,3 +86,21 @@ def test_billing_e_mails_go_out_once_per_language_of_the_account_s_managers(
     assert english.body.startswith(
         "[MMW Notice]: this account has been suspended by MMW support; search, recall_context"
     )
+
+
+def test_an_account_deletion_notice_is_in_each_owner_s_language(
+    tenancy: Tenancy, django_capture_on_commit_callbacks: Capture
+) -> None:
+    from datarights import deletion
+
+    alice = speaking(tenancy.alice.user, "ru")
+    alice.set_password("pw")
+    alice.save()
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[attr-defined]
+        deletion.account_deletion_request(
+            account=tenancy.alice.account, actor=alice, confirmation=tenancy.alice.account.name, password="pw"
+        )
+    message = mail.outbox[-1]
+    assert message.to == ["alice@example.com"]
+    assert message.subject.startswith("[MMW] Alice & Co будет удалён ")
+    assert "запросил удаление аккаунта MMW Alice & Co" in message.body
