@@ -16,7 +16,16 @@ TEMPLATE_DIRS = [ROOT / "dashboard" / "templates", ROOT / "datarights" / "templa
 TEMPLATES = sorted(p for d in TEMPLATE_DIRS for p in d.rglob("*.html"))
 # Words that are names, not language: the product, file formats, protocols.
 ALLOWED = {"MMW", "PDF", "CSV", "OK", "MCP", "JSON", "UTC"}
-SPOKEN_ATTRIBUTES = ("title", "placeholder", "aria-label", "alt", "data-confirm", "hx-confirm", "data-label")
+SPOKEN_ATTRIBUTES = (
+    "title",
+    "placeholder",
+    "aria-label",
+    "alt",
+    "data-confirm",
+    "hx-confirm",
+    "data-label",
+    "data-copied",
+)
 
 DOTALL = re.DOTALL
 TRANSLATED = [
