@@ -144,7 +144,7 @@ class ForgetSourceForm(forms.Form):
 
 
 class InvitationForm(forms.Form):
-    email = forms.EmailField(label=_("E-mail"))
+    email = forms.EmailField(label=_("Email"))
     role = forms.ChoiceField(
         label=_("Role"),
         choices=[(r.value, r.label) for r in (Membership.Role.MEMBER, Membership.Role.ADMIN, Membership.Role.AUDITOR)],
