@@ -24,6 +24,7 @@ $(MMW_DATA_DIR)/secret_key:
 
 setup: venv $(MMW_DATA_DIR)/secret_key
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py i18n compile  # locale/*.po -> .mo (git-ignored; pure Python, docs/i18n.md)
 
 run: setup
 	$(PY) manage.py serve
@@ -41,6 +42,7 @@ typecheck: venv
 pytest: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_conformance.sh
+	$(PY) -c "from mmw import catalogues; catalogues.compile_catalogues()"
 	status=0; \
 	$(VENV)/bin/python -m pytest -m "not slow" -n auto --dist worksteal || status=$$?; \
 	$(VENV)/bin/python -m pytest -m slow || status=$$?; \
@@ -59,6 +61,7 @@ test: lint typecheck pytest
 # about 4 s of CPU (__pycache__ is git-ignored).
 test-fast: venv
 	$(VENV)/bin/ruff check .
+	$(PY) -c "from mmw import catalogues; catalogues.compile_catalogues()"
 	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -m "not slow" -q -x -p no:warnings --reuse-db -n auto --dist worksteal
 
 # Refresh the dashboard screenshots in docs/ (tests otherwise write them under var/).

@@ -6,6 +6,7 @@ import secrets
 import uuid
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -47,6 +48,9 @@ class UserManager(BaseUserManager["User"]):
 class User(AbstractUser):
     username = None  # type: ignore[assignment]
     email = models.EmailField("e-mail address", unique=True)
+    # The language the person picked in the dashboard's header (settings.LANGUAGES); empty: the
+    # browser's Accept-Language decides. E-mails to them use it too (docs/i18n.md).
+    language = models.CharField(max_length=8, blank=True, default="", choices=settings.LANGUAGES)
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS: ClassVar[list[str]] = []

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from allauth.account.models import EmailAddress
 from allauth.mfa.models import Authenticator
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -56,6 +57,16 @@ def user_get_or_create(*, email: str) -> tuple[User, bool]:
 
 
 @transaction.atomic
+def user_set_language(*, user: User, language: str) -> User:
+    """Save the language the person picked (one of settings.LANGUAGES, or "" for the browser's)."""
+    if language and language not in dict(settings.LANGUAGES):
+        raise InvalidInput(f"unknown language {language!r}")
+    if user.language != language:
+        user.language = language
+        user.save(update_fields=["language"])
+    return user
+
+
 def account_create(*, name: str, owner: User, kind: str = Account.Kind.ORGANIZATION) -> Account:
     account = Account.objects.create(name=text.clean_label("account name", name), kind=kind)
     Membership.objects.create(account=account, user=owner, role=Membership.Role.OWNER)

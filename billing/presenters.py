@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from decimal import Decimal
 
+from babel.numbers import format_decimal
 from django.core.cache import cache
+from django.utils.translation import get_language, gettext, ngettext, to_locale
 
 from billing import stripe_api
 from billing.models import Plan
@@ -19,7 +22,11 @@ PRICE_CACHE_SECONDS = 600  # a price edited in Stripe shows within ten minutes
 # again a minute later, not on every view (each attempt can take seconds when it does not answer).
 PRICE_FAILURE_CACHE_SECONDS = 60
 _SYMBOLS = {"usd": "$", "eur": "€", "gbp": "£"}
-_PER = {"month": "month", "year": "year", "week": "week", "day": "day"}
+
+
+def _per(interval: str) -> str:
+    per = {"month": gettext("month"), "year": gettext("year"), "week": gettext("week"), "day": gettext("day")}
+    return per.get(interval, interval)
 
 
 @dataclass(frozen=True)
@@ -30,13 +37,21 @@ class Price:
 
     @property
     def text(self) -> str:
-        """``Free``, ``$19 / month``, ``€190 / year``, ``19.50 CHF / month``."""
+        """``Free``, ``$19 / month``, ``€190 / year``, ``19.50 CHF / month``; in Russian and French
+        the locale's digits and the symbol after the amount (``1 000 € / mois``), never rounded."""
         if self.cents == 0:
-            return "Free"
-        amount = f"{self.cents // 100:,}" if self.cents % 100 == 0 else f"{self.cents / 100:,.2f}"
+            return gettext("Free")
         symbol = _SYMBOLS.get(self.currency.lower())
-        money = f"{symbol}{amount}" if symbol else f"{amount} {self.currency.upper()}"
-        return f"{money} / {_PER.get(self.interval, self.interval)}"
+        language = get_language() or "en"
+        if language.startswith("en"):
+            amount = f"{self.cents // 100:,}" if self.cents % 100 == 0 else f"{self.cents / 100:,.2f}"
+            money = f"{symbol}{amount}" if symbol else f"{amount} {self.currency.upper()}"
+        else:
+            exact = Decimal(self.cents) / 100
+            pattern = "#,##0" if self.cents % 100 == 0 else "#,##0.00"
+            amount = format_decimal(exact, format=pattern, locale=to_locale(language))
+            money = f"{amount}\u00a0{symbol or self.currency.upper()}"
+        return f"{money} / {_per(self.interval)}"
 
 
 @dataclass(frozen=True)
@@ -51,21 +66,38 @@ class PlanOffer:
     action_label: str
 
 
-def count(value: int | None, unit: str) -> str:
-    """``50,000 records per project`` or ``unlimited records per project``."""
-    return f"{'unlimited' if value is None else f'{value:,}'} {unit}"
+def _number(value: int) -> str:
+    """``50,000`` in English, ``50 000`` in Russian and French (the locale's grouping)."""
+    language = get_language() or "en"
+    return f"{value:,}" if language.startswith("en") else format_decimal(value, locale=to_locale(language))
 
 
 def limits_of(plan: Plan) -> list[str]:
-    lines = [
-        count(plan.records_per_project, "records per project"),
-        count(plan.turns_per_project, "session turns per project"),
-        count(plan.ledger_entries_per_project, "ledger entries per project"),
-        count(plan.projects_per_account, "projects"),
-        count(plan.calls_per_minute_per_key, "API calls per minute per key"),
+    """``50,000 records per project`` or ``unlimited records per project``, …"""
+    records, turns, entries = plan.records_per_project, plan.turns_per_project, plan.ledger_entries_per_project
+    projects, calls = plan.projects_per_account, plan.calls_per_minute_per_key
+    return [
+        gettext("unlimited records per project")
+        if records is None
+        else ngettext("%(count)s record per project", "%(count)s records per project", records)
+        % {"count": _number(records)},
+        gettext("unlimited session turns per project")
+        if turns is None
+        else ngettext("%(count)s session turn per project", "%(count)s session turns per project", turns)
+        % {"count": _number(turns)},
+        gettext("unlimited ledger entries per project")
+        if entries is None
+        else ngettext("%(count)s ledger entry per project", "%(count)s ledger entries per project", entries)
+        % {"count": _number(entries)},
+        gettext("unlimited projects")
+        if projects is None
+        else ngettext("%(count)s project", "%(count)s projects", projects) % {"count": _number(projects)},
+        gettext("unlimited API calls per minute per key")
+        if calls is None
+        else ngettext("%(count)s API call per minute per key", "%(count)s API calls per minute per key", calls)
+        % {"count": _number(calls)},
+        gettext("members, roles and departments") if plan.organization_features else gettext("just you (no members)"),
     ]
-    lines.append("members, roles and departments" if plan.organization_features else "just you (no members)")
-    return lines
 
 
 def price_of(plan: Plan) -> Price:
@@ -105,11 +137,14 @@ def plan_offers(plans: list[Plan], state: BillingState) -> list[PlanOffer]:
     for plan in plans:
         price = price_of(plan)
         if plan == state.plan:
-            action, label = "current", "Your plan"
+            action, label = "current", gettext("Your plan")
         elif selling and plan.stripe_price_id:
-            action, label = "checkout", f"{'Upgrade' if price.cents > current_cents else 'Switch'} to {plan.name}"
+            upgrade = price.cents > current_cents
+            label = gettext("Upgrade to %(plan)s") if upgrade else gettext("Switch to %(plan)s")
+            action, label = "checkout", label % {"plan": plan.name}
         elif selling and plan.is_default and state.plan is not None and state.plan.stripe_price_id:
-            action, label = "portal", f"Cancel the subscription to return to {plan.name}"
+            action = "portal"
+            label = gettext("Cancel the subscription to return to %(plan)s") % {"plan": plan.name}
         else:
             action, label = "none", ""
         offers.append(PlanOffer(plan, price, limits_of(plan), plan == state.plan, action, label))

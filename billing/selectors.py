@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Account, Project
 from billing import notices, state_cache, stripe_api
@@ -225,8 +226,8 @@ def banner_for(account: Account) -> Banner | None:
     notice = notice_of(state, account)
     if notice is not None:
         level = "warning" if state.state == State.GRACE else "danger"
-        label = "Choose a plan" if state.state == State.NONE else "Update payment"
-        label = label if stripe_api.configured() else "See billing"  # nothing to pay on this server
+        label = gettext("Choose a plan") if state.state == State.NONE else gettext("Update payment")
+        label = label if stripe_api.configured() else gettext("See billing")  # nothing to pay on this server
         headline = notices.for_people(
             state=state.state, grace_ends_at=state.grace_ends_at, by_staff=state.suspended_by_staff
         )
@@ -239,7 +240,9 @@ def banner_for(account: Account) -> Banner | None:
             "danger" if (worst.percent or 0) >= 100 else "warning",
             f"project {worst.project.name} uses {worst.records} of its {worst.limit} records",
             url,
-            "Upgrade" if stripe_api.configured() else "See plans",
+            gettext("Upgrade") if stripe_api.configured() else gettext("See plans"),
+            gettext("Project %(project)s uses %(records)s of its %(limit)s records.")
+            % {"project": worst.project.name, "records": worst.records, "limit": worst.limit},
         )
     return None
 

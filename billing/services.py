@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import Account, User
 from accounts.services import audit_record
@@ -147,11 +148,16 @@ def _activate(sub: Subscription) -> str:
     before = sub.state
     sub.state, sub.grace_ends_at, sub.suspended_at = State.ACTIVE, None, None
     _audit(sub, "reactivated" if before in (State.GRACE, State.SUSPENDED) else "subscribed", previous=before)
+    url = selectors.billing_url(sub.account)
     emails.notify_account(
         sub.account,
-        subject="Your subscription is active",
-        body=f"Thank you: the {sub.plan} plan is active and MMW accepts writes again.\n\n"
-        f"Billing: {selectors.billing_url(sub.account)}\n",
+        compose=lambda: (
+            _("Your subscription is active"),
+            _("Thank you: the %(plan)s plan is active and MMW accepts writes again.") % {"plan": sub.plan}
+            + "\n\n"
+            + _("Billing: %(url)s") % {"url": url}
+            + "\n",
+        ),
     )
     return "activated"
 
@@ -162,8 +168,14 @@ def _start_grace(sub: Subscription, now: dt.datetime) -> str:
     sub.state = State.GRACE
     sub.grace_ends_at = now + dt.timedelta(days=settings.MMW_BILLING_GRACE_DAYS)
     _audit(sub, "grace_started", grace_ends_at=sub.grace_ends_at.isoformat())
-    notice = notices.grace(ends_at=sub.grace_ends_at, billing_url=selectors.billing_url(sub.account))
-    emails.notify_account(sub.account, subject="Payment failed: MMW is read-only", body=f"{notice}\n")
+    ends_at, url = sub.grace_ends_at, selectors.billing_url(sub.account)
+    emails.notify_account(
+        sub.account,
+        compose=lambda: (
+            _("Payment failed: MMW is read-only"),
+            f"{notices.grace(ends_at=ends_at, billing_url=url, people=True)}\n",
+        ),
+    )
     return "grace_started"
 
 
@@ -180,12 +192,19 @@ def _end(sub: Subscription, *, keep_subscription: bool) -> str:
     sub.grace_ends_at = sub.suspended_at = None
     _audit(sub, "subscription_ended", previous=before, stripe_status=sub.stripe_status)
     url = selectors.billing_url(sub.account)
-    body = (
-        f"Your paid subscription has ended; the account is now on the {fallback} plan.\n\nBilling: {url}\n"
-        if fallback
-        else f"{notices.no_subscription(billing_url=url)}\n"
-    )
-    emails.notify_account(sub.account, subject="Your subscription has ended", body=body)
+
+    def compose() -> tuple[str, str]:
+        body = (
+            _("Your paid subscription has ended; the account is now on the %(plan)s plan.") % {"plan": fallback}
+            + "\n\n"
+            + _("Billing: %(url)s") % {"url": url}
+            + "\n"
+            if fallback
+            else f"{notices.no_subscription(billing_url=url, people=True)}\n"
+        )
+        return _("Your subscription has ended"), body
+
+    emails.notify_account(sub.account, compose=compose)
     return "ended"
 
 
@@ -212,8 +231,14 @@ def _suspend_if_due(pk: int, now: dt.datetime) -> bool:
     sub.state, sub.suspended_at = State.SUSPENDED, now
     sub.save(update_fields=["state", "suspended_at", "updated_at"])
     _audit(sub, "suspended", reason="grace period ended unpaid")
-    notice = notices.suspended(billing_url=selectors.billing_url(sub.account), by_staff=False)
-    emails.notify_account(sub.account, subject="MMW account suspended", body=f"{notice}\n")
+    url = selectors.billing_url(sub.account)
+    emails.notify_account(
+        sub.account,
+        compose=lambda: (
+            _("MMW account suspended"),
+            f"{notices.suspended(billing_url=url, by_staff=False, people=True)}\n",
+        ),
+    )
     return True
 
 
@@ -229,8 +254,14 @@ def subscription_suspend(*, account: Account, actor: User, reason: str = "") -> 
     sub.state, sub.suspended_by_staff, sub.suspended_at = State.SUSPENDED, True, timezone.now()
     sub.save()
     _audit(sub, "staff_suspended", actor, reason=reason)
-    notice = notices.suspended(billing_url=selectors.billing_url(account), by_staff=True)
-    emails.notify_account(account, subject="MMW account suspended", body=f"{notice}\n")
+    url = selectors.billing_url(account)
+    emails.notify_account(
+        account,
+        compose=lambda: (
+            _("MMW account suspended"),
+            f"{notices.suspended(billing_url=url, by_staff=True, people=True)}\n",
+        ),
+    )
     return sub
 
 
@@ -247,10 +278,16 @@ def subscription_reinstate(*, account: Account, actor: User) -> Subscription:
     sub.grace_ends_at = sub.suspended_at = None
     sub.save()
     _audit(sub, "staff_reinstated", actor, previous=before)
+    url = selectors.billing_url(account)
     emails.notify_account(
         account,
-        subject="MMW account reinstated",
-        body=f"Support has reinstated this account; writes work again.\n\nBilling: {selectors.billing_url(account)}\n",
+        compose=lambda: (
+            _("MMW account reinstated"),
+            _("Support has reinstated this account; writes work again.")
+            + "\n\n"
+            + _("Billing: %(url)s") % {"url": url}
+            + "\n",
+        ),
     )
     return sub
 
@@ -269,8 +306,14 @@ def subscription_extend_grace(*, account: Account, actor: User, days: int) -> Su
     sub.state, sub.grace_ends_at, sub.suspended_at = State.GRACE, start + dt.timedelta(days=days), None
     sub.save()
     _audit(sub, "grace_extended", actor, days=days, grace_ends_at=sub.grace_ends_at.isoformat())
-    notice = notices.grace(ends_at=sub.grace_ends_at, billing_url=selectors.billing_url(account))
-    emails.notify_account(account, subject="Grace period extended", body=f"{notice}\n")
+    ends_at, url = sub.grace_ends_at, selectors.billing_url(account)
+    emails.notify_account(
+        account,
+        compose=lambda: (
+            _("Grace period extended"),
+            f"{notices.grace(ends_at=ends_at, billing_url=url, people=True)}\n",
+        ),
+    )
     return sub
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import Account, Project
 from billing import counters, emails, gate, selectors
@@ -61,17 +62,24 @@ def _alert(account: Account, project: Project | None, metric: str, used: int, li
     threshold = max(due)
     for t in due:
         QuotaAlert.objects.create(account=account, project=project, metric=metric, threshold=t, used=used, limit=limit)
-    what = f"project {project.name} holds {used} of its {limit} records" if project else f"{used} of {limit} projects"
-    consequence = (
-        "new records are refused until some are forgotten or the plan is upgraded"
-        if threshold >= 100
-        else "writes will be refused at 100 %"
-    )
-    emails.notify_account(
-        account,
-        subject=f"{threshold} % of your plan's limit reached",
-        body=f"{what} ({percent} %); {consequence}.\n\nUpgrade or manage billing: {selectors.billing_url(account)}\n",
-    )
+    url = selectors.billing_url(account)
+
+    def compose() -> tuple[str, str]:
+        what = (
+            _("project %(project)s holds %(used)s of its %(limit)s records")
+            % {"project": project.name, "used": used, "limit": limit}
+            if project
+            else _("%(used)s of %(limit)s projects") % {"used": used, "limit": limit}
+        )
+        consequence = (
+            _("new records are refused until some are forgotten or the plan is upgraded")
+            if threshold >= 100
+            else _("writes will be refused at 100 %%") % {}
+        )
+        body = f"{what} ({percent} %); {consequence}.\n\n" + _("Upgrade or manage billing: %(url)s") % {"url": url}
+        return _("%(threshold)s %% of your plan's limit reached") % {"threshold": threshold}, f"{body}\n"
+
+    emails.notify_account(account, compose=compose)
     return 1
 
 

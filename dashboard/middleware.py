@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
 
 from dashboard.views.common import raise_as_http
 from mmw.errors import Forbidden, NotFound
@@ -24,3 +27,31 @@ class DomainErrors:
         """Re-raise ``NotFound`` / ``Forbidden`` as Django's 404 / 403; anything else passes on."""
         if isinstance(exception, NotFound | Forbidden) and not request.path.startswith("/api/"):
             raise_as_http(exception)
+
+
+# What agents read stays English whatever the caller's language (issue #42): REST, the health
+# check, OAuth metadata, and /mcp (served outside Django by mmw.routing; listed all the same).
+STABLE_ENGLISH_PREFIXES = ("/api/", "/mcp", "/healthz", "/.well-known/")
+
+
+class PersonLocale(LocaleMiddleware):
+    """Django's LocaleMiddleware, with the person's saved language (``User.language``) first, then
+    the language cookie and Accept-Language; machine surfaces get English and no language headers,
+    so their answers are byte-identical whatever the request's Accept-Language."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        if request.path.startswith(STABLE_ENGLISH_PREFIXES):
+            translation.activate(settings.LANGUAGE_CODE)
+            request.LANGUAGE_CODE = settings.LANGUAGE_CODE
+            return
+        saved = getattr(getattr(request, "user", None), "language", "")
+        if saved and saved in dict(settings.LANGUAGES):
+            translation.activate(saved)
+            request.LANGUAGE_CODE = saved
+            return
+        super().process_request(request)
+
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if request.path.startswith(STABLE_ENGLISH_PREFIXES):
+            return response
+        return super().process_response(request, response)

@@ -8,6 +8,7 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", account.home, name="home"),
+    path("language", account.language, name="language"),
     path("docs/", docs.docs_page, name="docs"),
     path("docs/<slug:name>.md", docs.docs_markdown, name="docs-markdown"),
     path("docs/<slug:name>", docs.docs_page, name="docs-page"),

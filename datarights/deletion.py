@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from collections.abc import Callable
 
@@ -30,6 +31,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Model, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts import key_cache
 from accounts.models import Account, ApiKey, AuditEvent, User
@@ -38,7 +40,7 @@ from datarights.format import PURGED_CONTENT
 from datarights.models import AccountDeletion
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, TermStat
 from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
-from mmw.mail import send_on_commit
+from mmw.mail import send_in_languages
 from orgs.models import Membership
 from orgs.selectors import acting_membership, is_last_owner
 from orgs.services import membership_remove
@@ -107,23 +109,30 @@ def _close(account: Account, actor: User, *, delete_requester: bool) -> AccountD
         target_id=account.tenant_id,
         data={"purge_after": deletion.purge_after.isoformat(), "keys_revoked": len(keys)},
     )
-    send_on_commit(
-        subject=f"[MMW] {account.name} will be deleted on {deletion.purge_after:%Y-%m-%d}",
-        body=(
-            f"{actor.email} asked to delete the MMW account {account.name} ({account.tenant_id}).\n"
-            "Its API keys stopped working at once and it is hidden from its members.\n"
-            f"Everything it holds will be deleted for good on {deletion.purge_after:%Y-%m-%d %H:%M} UTC.\n"
-            f"Until then an owner can cancel: {settings.PUBLIC_URL}/data/\n"
-        ),
+    day, when, url = f"{deletion.purge_after:%Y-%m-%d}", f"{deletion.purge_after:%Y-%m-%d %H:%M}", settings.PUBLIC_URL
+    send_in_languages(
         recipients=owners,
+        compose=lambda: (
+            "[MMW] " + _("%(name)s will be deleted on %(day)s") % {"name": account.name, "day": day},
+            _("%(email)s asked to delete the MMW account %(name)s (%(tenant)s).")
+            % {"email": actor.email, "name": account.name, "tenant": account.tenant_id}
+            + "\n"
+            + _("Its API keys stopped working at once and it is hidden from its members.")
+            + "\n"
+            + _("Everything it holds will be deleted for good on %(when)s UTC.") % {"when": when}
+            + "\n"
+            + _("Until then an owner can cancel: %(url)s") % {"url": f"{url}/data/"}
+            + "\n",
+        ),
         what=f"deletion requested, account {account.tenant_id}",
     )
     return deletion
 
 
-def _owner_emails(account: Account) -> list[str]:
+def _owner_emails(account: Account) -> list[tuple[str, str]]:
+    """(address, saved language) of the account's active owners."""
     owners = Membership.objects.filter(account=account, is_active=True, role=Membership.Role.OWNER)
-    return sorted(set(owners.values_list("user__email", flat=True)))
+    return sorted(set(owners.values_list("user__email", "user__language")))
 
 
 def open_deletions_for(user: User) -> list[AccountDeletion]:
@@ -195,19 +204,29 @@ def remind_due(*, now: dt.datetime | None = None) -> int:
     for deletion in due:
         with transaction.atomic():
             owners = Membership.objects.filter(id__in=deletion.deactivated_membership_ids, role=Membership.Role.OWNER)
-            send_on_commit(
-                subject=f"[MMW] {deletion.account.name} will be deleted on {deletion.purge_after:%Y-%m-%d}",
-                body=(
-                    f"The MMW account {deletion.account.name} ({deletion.account.tenant_id}) will be deleted for "
-                    f"good on {deletion.purge_after:%Y-%m-%d %H:%M} UTC. To keep it, cancel before then: "
-                    f"{settings.PUBLIC_URL}/data/\n"
-                ),
-                recipients=sorted(set(owners.values_list("user__email", flat=True))),
+            send_in_languages(
+                recipients=sorted(set(owners.values_list("user__email", "user__language"))),
+                compose=functools.partial(_reminder, deletion),
                 what=f"deletion reminder, account {deletion.account.tenant_id}",
             )
             AccountDeletion.objects.filter(pk=deletion.pk).update(reminded_at=now)
             count += 1
     return count
+
+
+def _reminder(deletion: AccountDeletion) -> tuple[str, str]:
+    account, day = deletion.account, f"{deletion.purge_after:%Y-%m-%d}"
+    subject = "[MMW] " + _("%(name)s will be deleted on %(day)s") % {"name": account.name, "day": day}
+    body = _(
+        "The MMW account %(name)s (%(tenant)s) will be deleted for good on %(when)s UTC. "
+        "To keep it, cancel before then: %(url)s"
+    ) % {
+        "name": account.name,
+        "tenant": account.tenant_id,
+        "when": f"{deletion.purge_after:%Y-%m-%d %H:%M}",
+        "url": f"{settings.PUBLIC_URL}/data/",
+    }
+    return subject, f"{body}\n"
 
 
 # Called with the account just before it is purged, inside the purge's transaction; billing

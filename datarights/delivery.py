@@ -40,11 +40,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.services import audit_record
 from datarights import outbound
 from datarights.models import WebhookDelivery, WebhookEndpoint
-from mmw.mail import send_on_commit
+from mmw.mail import send_in_languages
 from orgs.models import Membership
 from orgs.selectors import MANAGING_ROLES
 
@@ -257,13 +258,17 @@ def _disable(endpoint: WebhookEndpoint, now: dt.datetime, error: str) -> None:
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(is_active=False, disabled_at=now, disabled_reason=reason)
     project = endpoint.project
     managers = Membership.objects.filter(account=project.account, is_active=True, role__in=MANAGING_ROLES)
-    send_on_commit(
-        subject=f"[MMW] webhook disabled — {project.name}",
-        body=(
-            f"The webhook {endpoint.url} of project {project.name} was disabled after {reason}.\n"
-            f"Fix the receiver, then turn it back on: {settings.PUBLIC_URL}/p/{project.pk}/webhooks/\n"
+    page = f"{settings.PUBLIC_URL}/p/{project.pk}/webhooks/"
+    send_in_languages(
+        recipients=sorted(set(managers.values_list("user__email", "user__language"))),
+        compose=lambda: (
+            "[MMW] " + _("webhook disabled — %(project)s") % {"project": project.name},
+            _("The webhook %(url)s of project %(project)s was disabled after %(reason)s.")
+            % {"url": endpoint.url, "project": project.name, "reason": reason}
+            + "\n"
+            + _("Fix the receiver, then turn it back on: %(page)s") % {"page": page}
+            + "\n",
         ),
-        recipients=sorted(set(managers.values_list("user__email", flat=True))),
         what=f"webhook {endpoint.pk} disabled",
     )
     audit_record(

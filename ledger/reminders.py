@@ -12,12 +12,14 @@ from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from ledger.currencies import format_amount
 from ledger.models import Entry, Kind, ReminderNotice
 from ledger.repeat import occurrences, parse_repeat
 from ledger.selectors import completed_occurrences
-from mmw.mail import send_on_commit
+from mmw.mail import language_or_default, send_on_commit
 
 LOOKBACK = timedelta(days=1)
 
@@ -50,7 +52,7 @@ def send_due_reminders(*, now: datetime, lookback: timedelta = LOOKBACK) -> int:
     for reminder, at in due_occurrences(now=now, lookback=lookback):
         try:
             with transaction.atomic():
-                _, created = ReminderNotice.objects.get_or_create(entry=reminder, due_at=at)
+                _notice, created = ReminderNotice.objects.get_or_create(entry=reminder, due_at=at)
                 if created:
                     _mail(reminder, at)
                     sent += 1
@@ -60,13 +62,18 @@ def send_due_reminders(*, now: datetime, lookback: timedelta = LOOKBACK) -> int:
 
 
 def _mail(reminder: Entry, at: datetime) -> None:
+    """In the author's saved language (the reminder's fields are theirs, as written)."""
     assert reminder.author is not None
     amount = f"{format_amount(reminder.amount, reminder.currency)} {reminder.currency}"
-    who = f" to {reminder.counterparty}" if reminder.counterparty else ""
-    body = (
-        f"A payment reminder in project {reminder.project.name} is due {at.isoformat()}:\n\n"
-        f"  {amount}{who}\n  {reminder.category}\n  {reminder.memo}\n\n"
-        f"Reminder id: {reminder.id}. Cancel it with ledger_reverse; list what is due with ledger_upcoming.\n"
-    )
-    send_on_commit(subject=f"[MMW] Due: {amount}{who}", body=body, recipients=[reminder.author.email],
-                   what=f"reminder {reminder.id}")  # fmt: skip
+    with translation.override(language_or_default(reminder.author.language)):
+        who = " " + _("to %(counterparty)s") % {"counterparty": reminder.counterparty} if reminder.counterparty else ""
+        body = (
+            _("A payment reminder in project %(project)s is due %(when)s:")
+            % {"project": reminder.project.name, "when": at.isoformat()}
+            + f"\n\n  {amount}{who}\n  {reminder.category}\n  {reminder.memo}\n\n"
+            + _("Reminder id: %(id)s. Cancel it with ledger_reverse; list what is due with ledger_upcoming.")
+            % {"id": reminder.id}
+            + "\n"
+        )
+        subject = "[MMW] " + _("Due: %(amount)s%(who)s") % {"amount": amount, "who": who}
+    send_on_commit(subject=subject, body=body, recipients=[reminder.author.email], what=f"reminder {reminder.id}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import ALL_SCOPES, SCOPE_LEDGER_READ, SCOPE_READ, Account, Project
 
@@ -18,10 +19,10 @@ class Membership(models.Model):
     """A user's place in an account. Personal accounts have one membership: their owner."""
 
     class Role(models.TextChoices):
-        OWNER = "owner", "Owner"
-        ADMIN = "admin", "Admin"
-        MEMBER = "member", "Member"
-        AUDITOR = "auditor", "Auditor"
+        OWNER = "owner", _("Owner")
+        ADMIN = "admin", _("Admin")
+        MEMBER = "member", _("Member")
+        AUDITOR = "auditor", _("Auditor")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")

@@ -12,8 +12,15 @@ import pytest
 
 from accounts import services
 from accounts.models import Account, Project, User
+from mmw import catalogues
 from orgs.models import Membership
 from tests.factories import issue_key
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The .mo files are git-ignored: a fresh clone's first run (or a .po edited since) compiles
+    them before any page is rendered (make test does it too; each xdist worker may, atomically)."""
+    catalogues.compile_catalogues()
 
 
 @dataclass

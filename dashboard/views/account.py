@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -34,6 +37,33 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:projects", tenant_id=first.account.tenant_id)
 
 
+@require_POST
+def language(request: HttpRequest) -> HttpResponse:
+    """The header's language switch: saved on the person (e-mails follow it) and in the language
+    cookie (pages before sign-in), then back to the page it was posted from."""
+    chosen = request.POST.get("language", "")
+    if chosen not in dict(settings.LANGUAGES):
+        chosen = ""
+    if request.user.is_authenticated:
+        account_services.user_set_language(user=user_of(request), language=chosen)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = reverse("dashboard:home")
+    response = redirect(back)
+    if chosen:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            chosen,
+            max_age=365 * 24 * 3600,
+            samesite="Lax",
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=True,
+        )
+    else:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME)
+    return response
+
+
 @require_http_methods(["GET", "POST"])
 def sign_in_link(request: HttpRequest, token: str) -> HttpResponse:
     """``manage.py quickstart``'s one-time link: the GET only names the person (a mail scanner or a
@@ -47,10 +77,12 @@ def sign_in_link(request: HttpRequest, token: str) -> HttpResponse:
         login(request, person, backend="django.contrib.auth.backends.ModelBackend")
         if not person.has_usable_password():
             messages.success(
-                request, f"Signed in as {person.email}. Choose a password to sign in later without a link."
+                request,
+                _("Signed in as %(email)s. Choose a password to sign in later without a link.")
+                % {"email": person.email},
             )
             return redirect("account_set_password")
-        messages.success(request, f"Signed in as {person.email}.")
+        messages.success(request, _("Signed in as %(email)s.") % {"email": person.email})
         return redirect("dashboard:home")
     named = account_services.sign_in_link_check(token=token)
     context = {"person": named, "refusal": account_services.SIGN_IN_LINK_REFUSAL}
@@ -72,7 +104,9 @@ def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
             flash_error(request, exc)
             form.add_error("name", exc.message)
         else:
-            messages.success(request, f"Project {project.name} created. Next: create an API key for it.")
+            messages.success(
+                request, _("Project %(name)s created. Next: create an API key for it.") % {"name": project.name}
+            )
             return redirect("dashboard:keys", project_id=project.pk)
     status = 400 if form.errors else 200
     rows = selectors.projects_of(membership)
@@ -97,13 +131,17 @@ def organization_create(request: HttpRequest) -> HttpResponse:
     user = user_of(request)
     form = OrganizationForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give the organisation a name.")
+        messages.error(request, _("Give the organisation a name."))
         return redirect("dashboard:home")
     account = account_create(name=form.cleaned_data["name"].strip(), owner=user, kind=Account.Kind.ORGANIZATION)
     if billing_selectors.organization_features_gap(account) is None:
-        messages.success(request, f"Organisation {account.name} created. Invite people from Members.")
+        messages.success(
+            request, _("Organisation %(name)s created. Invite people from Members.") % {"name": account.name}
+        )
     else:
-        messages.success(request, f"Organisation {account.name} created. Its plan does not include members yet.")
+        messages.success(
+            request, _("Organisation %(name)s created. Its plan does not include members yet.") % {"name": account.name}
+        )
     return redirect("dashboard:projects", tenant_id=account.tenant_id)
 
 
@@ -122,9 +160,9 @@ def usage(request: HttpRequest, tenant_id: str) -> HttpResponse:
         usage=billing_selectors.usage_for(account),
         projects_count=len(billing_selectors.usage_for(account).projects),
         rate_limits=billing_selectors.rate_limits(account),
-        per_day_chart=bar_chart(per_day, title="Records written per day, last 30 days"),
-        records_chart=bar_chart(records, title="Records per month (peak)", colour="#0891b2"),
-        calls_chart=bar_chart(calls, title="Calls per month", colour="#db2777"),
+        per_day_chart=bar_chart(per_day, title=_("Records written per day, last 30 days")),
+        records_chart=bar_chart(records, title=_("Records per month (peak)"), colour="#0891b2"),
+        calls_chart=bar_chart(calls, title=_("Calls per month"), colour="#db2777"),
         written_30d=sum(p.value for p in per_day),
     )
 
@@ -143,7 +181,7 @@ def billing(request: HttpRequest, tenant_id: str) -> HttpResponse:
             account=account,
             membership=membership,
             status=403,
-            reason="Only owners and admins see this account's billing.",
+            reason=_("Only owners and admins see this account's billing."),
         )
     invoices_error = ""
     invoices: list[billing_selectors.InvoiceSummary] = []

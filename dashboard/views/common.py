@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from accounts.models import Account, User
 from billing.selectors import banner_for
@@ -63,17 +64,24 @@ def raise_as_http(exc: MMWError) -> None:
         raise PermissionDenied(exc.message) from exc
 
 
-def flash_error(request: HttpRequest, exc: MMWError, *, refused: str = "Not done") -> None:
+def flash_error(request: HttpRequest, exc: MMWError, *, refused: str | None = None) -> None:
     """A refused action: 404 stays 404; a billing notice (written for agents) becomes one short
     line, since the page's banner already explains the account's state in people's words;
     anything else is shown to the person as it is. ``refused`` names what did not happen."""
     if isinstance(exc, NotFound):
         raise Http404(exc.message) from exc
+    refused = refused or _("Not done")
     if isinstance(exc, BillingNotice):
-        messages.error(request, f"{refused}: this account is read-only until its billing is sorted out.")
+        messages.error(
+            request, _("%(refused)s: this account is read-only until its billing is sorted out.") % {"refused": refused}
+        )
         return
     if exc.code == PLAN_FEATURE:  # the page's note (dashboard/_plan_gap.html) gives the way forward
-        messages.error(request, f"{refused}: members, roles and departments are not included in this account's plan.")
+        messages.error(
+            request,
+            _("%(refused)s: members, roles and departments are not included in this account's plan.")
+            % {"refused": refused},
+        )
         return
     messages.error(request, exc.message)
 

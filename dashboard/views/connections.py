@@ -17,6 +17,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -29,10 +31,10 @@ from oauth import config, selectors, services
 from oauth.models import Grant, PendingAuthorization
 
 SCOPE_TEXT = {
-    "memory:read": "Search and read memories in the project",
-    "memory:write": "Remember and forget memories in the project",
-    "ledger:read": "List ledger entries, balances and reminders in the project",
-    "ledger:write": "Record and reverse ledger entries in the project",
+    "memory:read": gettext_lazy("Search and read memories in the project"),
+    "memory:write": gettext_lazy("Remember and forget memories in the project"),
+    "ledger:read": gettext_lazy("List ledger entries, balances and reminders in the project"),
+    "ledger:write": gettext_lazy("Record and reverse ledger entries in the project"),
 }
 
 
@@ -66,7 +68,7 @@ def consent(request: HttpRequest, public_id: str) -> HttpResponse:
         try:
             chosen = _chosen_project(request, user, projects)
             if chosen is None:
-                messages.error(request, "choose a project")
+                messages.error(request, _("choose a project"))
             else:
                 approved = services.authorization_approve(
                     pending=pending, user=user, project=chosen, scopes=request.POST.getlist("scopes")
@@ -122,5 +124,9 @@ def connected_app_revoke(request: HttpRequest, grant_id: int) -> HttpResponse:
     except MMWError as exc:
         flash_error(request, exc)
     else:
-        messages.success(request, f"{grant.client.client_name} can no longer reach {grant.project.name}.")
+        messages.success(
+            request,
+            _("%(client_name)s can no longer reach %(name)s.")
+            % {"client_name": grant.client.client_name, "name": grant.project.name},
+        )
     return redirect("dashboard:connected-apps")

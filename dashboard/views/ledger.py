@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
@@ -103,10 +104,14 @@ def ledger_complete_view(request: HttpRequest, project_id: uuid.UUID, entry_id: 
     try:
         answer = ledger_complete(principal=principal, payload=payload)
     except MMWError as exc:
-        flash_error(request, exc, refused="Not completed")
+        flash_error(request, exc, refused=_("Not completed"))
     else:
         entry = answer["entry"]
-        messages.success(request, f"Completed: {entry['amount']} {entry['currency']} due {entry['completes_due_at']}.")
+        messages.success(
+            request,
+            _("Completed: %(amount)s %(currency)s due %(completes_due_at)s.")
+            % {"amount": entry["amount"], "currency": entry["currency"], "completes_due_at": entry["completes_due_at"]},
+        )
     return redirect("dashboard:ledger", project_id=project.pk)
 
 
@@ -115,12 +120,12 @@ def ledger_complete_view(request: HttpRequest, project_id: uuid.UUID, entry_id: 
 def ledger_reverse_view(request: HttpRequest, project_id: uuid.UUID, entry_id: uuid.UUID) -> HttpResponse:
     project, principal = selectors.project_for(user_of(request), project_id)
     if request.POST.get("confirm") != "1":
-        messages.error(request, "Not reversed: tick the box to confirm the reversal.")
+        messages.error(request, _("Not reversed: tick the box to confirm the reversal."))
         return redirect("dashboard:ledger", project_id=project.pk)
     try:
         ledger_reverse(principal=principal, payload={"entry_id": str(entry_id), "reason": request.POST.get("reason")})
     except MMWError as exc:
-        flash_error(request, exc, refused="Not reversed")
+        flash_error(request, exc, refused=_("Not reversed"))
     else:
-        messages.success(request, "Reversed: a reversing entry was added.")
+        messages.success(request, _("Reversed: a reversing entry was added."))
     return redirect("dashboard:ledger", project_id=project.pk)

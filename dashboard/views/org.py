@@ -19,6 +19,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -48,10 +49,13 @@ def invitation_sent(issued: org_services.IssuedInvitation) -> str:
     which role a re-invite changed it (the old link stops working)."""
     email, role = issued.invitation.email, issued.invitation.role
     if not issued.replaced_roles:
-        return f"Invitation sent to {email}."
+        return _("Invitation sent to %(email)s.") % {"email": email}
     before = issued.replaced_roles[-1]
-    change = f" (role {before} → {role})" if before != role else ""
-    return f"Invitation sent to {email}; it replaces the pending one{change}, whose link no longer works."
+    change = _(" (role %(before)s → %(role)s)") % {"before": before, "role": role} if before != role else ""
+    return _("Invitation sent to %(email)s; it replaces the pending one%(change)s, whose link no longer works.") % {
+        "email": email,
+        "change": change,
+    }
 
 
 def _member_or_404(account: Account, membership_id: object) -> Membership:
@@ -126,7 +130,7 @@ def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> H
         flash_error(request, exc)
     else:
         if handler is None:
-            messages.error(request, "Unknown action.")
+            messages.error(request, _("Unknown action."))
         elif done is not None:
             messages.success(request, done)
     return redirect("dashboard:members", tenant_id=tenant_id)
@@ -135,25 +139,25 @@ def member_action(request: HttpRequest, tenant_id: str, membership_id: int) -> H
 def _change_role(request: HttpRequest, target: Membership, user: User) -> str | None:
     form = RoleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a role.")
+        messages.error(request, _("Choose a role."))
         return None
     org_services.membership_role_change(membership=target, actor=user, role=form.cleaned_data["role"])
-    return f"{target.user.email} is now {form.cleaned_data['role']}."
+    return _("%(email)s is now %(role)s.") % {"email": target.user.email, "role": form.cleaned_data["role"]}
 
 
 def _deactivate(request: HttpRequest, target: Membership, user: User) -> str:
     org_services.membership_deactivate(membership=target, actor=user)
-    return f"{target.user.email} deactivated: their keys stopped working."
+    return _("%(email)s deactivated: their keys stopped working.") % {"email": target.user.email}
 
 
 def _reactivate(request: HttpRequest, target: Membership, user: User) -> str:
     org_services.membership_reactivate(membership=target, actor=user)
-    return f"{target.user.email} reactivated."
+    return _("%(email)s reactivated.") % {"email": target.user.email}
 
 
 def _remove(request: HttpRequest, target: Membership, user: User) -> str:
     org_services.membership_remove(membership=target, actor=user)
-    return f"{target.user.email} removed from {target.account.name}."
+    return _("%(email)s removed from %(name)s.") % {"email": target.user.email, "name": target.account.name}
 
 
 # The member page's actions: each returns the success message (None: it said what went wrong).
@@ -176,7 +180,7 @@ def invitation_revoke(request: HttpRequest, tenant_id: str, invitation_id: int) 
     except MMWError as exc:
         flash_error(request, exc)
     else:
-        messages.success(request, f"Invitation to {invitation.email} revoked.")
+        messages.success(request, _("Invitation to %(email)s revoked.") % {"email": invitation.email})
     return redirect("dashboard:members", tenant_id=tenant_id)
 
 
@@ -193,7 +197,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
         try:
             if action == "create" and form.is_valid():
                 org_services.department_create(account=account, actor=user, name=form.cleaned_data["name"])
-                messages.success(request, f"Department {form.cleaned_data['name']} created.")
+                messages.success(request, _("Department %(name)s created.") % {"name": form.cleaned_data["name"]})
                 return redirect("dashboard:departments", tenant_id=tenant_id)
             if action in {"delete", "add", "remove"}:
                 department = org_selectors.department_of(account=account, department_id=request.POST.get("department"))
@@ -201,14 +205,14 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
                     raise Http404("department not found")
                 if action == "delete":
                     org_services.department_delete(department=department, actor=user)
-                    messages.success(request, f"Department {department.name} deleted.")
+                    messages.success(request, _("Department %(name)s deleted.") % {"name": department.name})
                 else:
                     target = _member_or_404(account, request.POST.get("member"))
                     change = (
                         org_services.department_member_add if action == "add" else org_services.department_member_remove
                     )
                     change(department=department, membership=target, actor=user)
-                    messages.success(request, "Department updated.")
+                    messages.success(request, _("Department updated."))
                 return redirect("dashboard:departments", tenant_id=tenant_id)
         except MMWError as exc:
             flash_error(request, exc)
@@ -277,7 +281,7 @@ def audit_csv(request: HttpRequest, tenant_id: str) -> HttpResponseBase:
     membership = selectors.membership_in(user, tenant_id)
     form = _audit_form(request, membership)
     if form.is_bound and not form.is_valid():
-        return HttpResponse("Fix the filters: " + form.errors.as_text(), status=400, content_type="text/plain")
+        return HttpResponse(_("Fix the filters: ") + form.errors.as_text(), status=400, content_type="text/plain")
     events = org_selectors.audit_events_export(
         account=membership.account, actor=user, filters=form.filters() if form.is_bound else None
     )
@@ -311,10 +315,12 @@ def invitation_resend(request: HttpRequest, tenant_id: str, invitation_id: int) 
     try:
         issued = org_services.invitation_resend(invitation=invitation, actor=user)
     except MMWError as exc:
-        flash_error(request, exc, refused="Not sent")
+        flash_error(request, exc, refused=_("Not sent"))
     else:
         messages.success(
-            request, f"Invitation sent again to {issued.invitation.email}: a new link, the old one stopped working."
+            request,
+            _("Invitation sent again to %(email)s: a new link, the old one stopped working.")
+            % {"email": issued.invitation.email},
         )
     return redirect("dashboard:members", tenant_id=tenant_id)
 
@@ -338,7 +344,7 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
         settings_action = SETTINGS_ACTIONS.get(action)
         try:
             if settings_action is None:
-                messages.error(request, "Unknown action.")
+                messages.error(request, _("Unknown action."))
             elif (done := settings_action(request, membership, rename, transfer)) is not None:
                 return done
         except MMWError as exc:
@@ -365,7 +371,7 @@ def _rename(
         return None
     account = membership.account
     account_services.account_rename(account=account, actor=membership.user, name=rename.cleaned_data["name"])
-    messages.success(request, f"Renamed to {account.name}.")
+    messages.success(request, _("Renamed to %(name)s.") % {"name": account.name})
     return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
 
 
@@ -377,7 +383,7 @@ def _transfer(
     account = membership.account
     target = _member_or_404(account, transfer.cleaned_data["to"])
     org_services.ownership_transfer(account=account, actor=membership.user, to=target)
-    messages.success(request, f"{target.user.email} is now an owner; you are an admin.")
+    messages.success(request, _("%(email)s is now an owner; you are an admin.") % {"email": target.user.email})
     return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
 
 
@@ -386,10 +392,10 @@ def _leave(
 ) -> HttpResponse:
     account = membership.account
     if request.POST.get("confirm") != account.name:
-        messages.error(request, f"Type the organisation's name ({account.name}) to leave it.")
+        messages.error(request, _("Type the organisation's name (%(name)s) to leave it.") % {"name": account.name})
         return redirect("dashboard:organization-settings", tenant_id=account.tenant_id)
     org_services.membership_remove(membership=membership, actor=membership.user)
-    messages.success(request, f"You left {account.name}; your keys there stopped working.")
+    messages.success(request, _("You left %(name)s; your keys there stopped working.") % {"name": account.name})
     return redirect("dashboard:home")
 
 
@@ -413,7 +419,10 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
             joined = org_services.invitation_accept(token=token, user=user_of(request))
         except MMWError as exc:
             return page(request, "dashboard/invitation.html", account=None, token=token, error=exc.message, status=400)
-        messages.success(request, f"Welcome to {joined.account.name}: you joined as {joined.role}.")
+        messages.success(
+            request,
+            _("Welcome to %(name)s: you joined as %(role)s.") % {"name": joined.account.name, "role": joined.role},
+        )
         return redirect("dashboard:projects", tenant_id=joined.account.tenant_id)
     try:
         invitation = org_services.invitation_check(token=token, user=user_of(request))

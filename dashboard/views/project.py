@@ -19,6 +19,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import services as account_services
@@ -224,12 +225,12 @@ def memory_forget_view(request: HttpRequest, project_id: uuid.UUID, memory_id: u
     try:
         answer = memory_forget(principal=principal, payload={"memory_id": str(memory_id), "workspace": "*"})
     except MMWError as exc:
-        flash_error(request, exc, refused="Not forgotten")
+        flash_error(request, exc, refused=_("Not forgotten"))
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
     if answer.get("forgotten"):
-        messages.success(request, "Forgotten: the record left search; the deletion is kept for audit.")
+        messages.success(request, _("Forgotten: the record left search; the deletion is kept for audit."))
     else:
-        messages.info(request, "Nothing to forget: the record was already gone.")
+        messages.info(request, _("Nothing to forget: the record was already gone."))
     back = request.POST.get("next", "")
     if back.startswith(f"/p/{project.pk}/"):
         return redirect(back)
@@ -252,7 +253,7 @@ def memory_forget_selected(request: HttpRequest, project_id: uuid.UUID) -> HttpR
     back = request.POST.get("next", "")
     back = back if back.startswith(f"/p/{project.pk}/") else reverse("dashboard:memories", args=[project.pk])
     if not chosen:
-        messages.info(request, "Tick the records to forget first.")
+        messages.info(request, _("Tick the records to forget first."))
         return redirect(back)
     if request.POST.get("confirm") != "yes":
         return page(
@@ -265,9 +266,13 @@ def memory_forget_selected(request: HttpRequest, project_id: uuid.UUID) -> HttpR
                 for i in chosen
             )
     except MMWError as exc:
-        flash_error(request, exc, refused="Nothing forgotten")
+        flash_error(request, exc, refused=_("Nothing forgotten"))
         return redirect(back)
-    messages.success(request, f"Forgot {forgotten} record(s): they left search; the deletions are kept for audit.")
+    messages.success(
+        request,
+        _("Forgot %(forgotten)s record(s): they left search; the deletions are kept for audit.")
+        % {"forgotten": forgotten},
+    )
     return redirect(back)
 
 
@@ -281,7 +286,9 @@ def memory_keep_view(request: HttpRequest, project_id: uuid.UUID, memory_id: uui
     except MMWError as exc:
         flash_error(request, exc)
         return redirect("dashboard:memory", project_id=project.pk, memory_id=memory_id)
-    messages.success(request, f"Kept as version {kept['version']}: the earlier versions are superseded.")
+    messages.success(
+        request, _("Kept as version %(version)s: the earlier versions are superseded.") % {"version": kept["version"]}
+    )
     return redirect("dashboard:memory", project_id=project.pk, memory_id=kept["id"])
 
 
@@ -298,10 +305,13 @@ def forget_source(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             try:
                 answer = memory_forget(principal=principal, payload={"source_id": source_id, "workspace": workspace})
             except MMWError as exc:
-                flash_error(request, exc, refused="Not forgotten")
+                flash_error(request, exc, refused=_("Not forgotten"))
             else:
                 count = answer.get("forgotten_count", 0)
-                messages.success(request, f"Forgot {count} record(s) of {source_id}.")
+                messages.success(
+                    request,
+                    _("Forgot %(count)s record(s) of %(source_id)s.") % {"count": count, "source_id": source_id},
+                )
                 return redirect("dashboard:memories", project_id=project.pk)
         browse = memory_list(
             principal=principal, payload={"workspace": workspace, "source_id": source_id}, page=1, per_page=PAGE_SIZE
@@ -336,7 +346,9 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
     if workspace is None:
         raise Http404("workspace not found")
     if request.POST.get("confirm") != workspace.name:
-        messages.error(request, f"Type the workspace name ({workspace.name}) to confirm the deletion.")
+        messages.error(
+            request, _("Type the workspace name (%(name)s) to confirm the deletion.") % {"name": workspace.name}
+        )
         return redirect("dashboard:workspaces", project_id=project.pk)
     try:
         count = memory_services.workspace_delete(workspace=workspace, actor=principal.user)
@@ -344,7 +356,9 @@ def workspace_delete(request: HttpRequest, project_id: uuid.UUID, workspace_id: 
         raise_as_http(exc)
         raise
     messages.success(
-        request, f"Workspace {workspace.name} deleted ({count} records forgotten); its name stays reserved."
+        request,
+        _("Workspace %(name)s deleted (%(count)s records forgotten); its name stays reserved.")
+        % {"name": workspace.name, "count": count},
     )
     return redirect("dashboard:workspaces", project_id=project.pk)
 
@@ -416,7 +430,7 @@ def key_revoke(request: HttpRequest, project_id: uuid.UUID, key_id: int) -> Http
     api_key_revoke(api_key=api_key, actor=principal.user)
     if request.headers.get("HX-Request"):  # the swapped row says "revoked"; no flash for a later page
         return page(request, "dashboard/_key_row.html", **_ctx(principal), key=api_key)
-    messages.success(request, f"Key mmw_{api_key.prefix}… revoked: it stopped working now.")
+    messages.success(request, _("Key mmw_%(prefix)s… revoked: it stopped working now.") % {"prefix": api_key.prefix})
     return redirect("dashboard:keys", project_id=project.pk)
 
 
@@ -436,21 +450,25 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         try:
             if action == "rename" and form.is_valid():
                 account_services.project_rename(project=project, actor=principal.user, name=form.cleaned_data["name"])
-                messages.success(request, "Project renamed.")
+                messages.success(request, _("Project renamed."))
                 return redirect("dashboard:settings", project_id=project.pk)
             if action == "delete":
                 if request.POST.get("confirm") != project.name:
-                    messages.error(request, f"Type the project name ({project.name}) to confirm the deletion.")
+                    messages.error(
+                        request, _("Type the project name (%(name)s) to confirm the deletion.") % {"name": project.name}
+                    )
                     return redirect("dashboard:settings", project_id=project.pk)
                 account_services.project_delete(project=project, actor=principal.user)
-                messages.success(request, f"Project {project.name} deleted; its keys stopped working.")
+                messages.success(
+                    request, _("Project %(name)s deleted; its keys stopped working.") % {"name": project.name}
+                )
                 return redirect("dashboard:projects", tenant_id=project.account.tenant_id)
             if action == "access":
                 wanted = None
                 if request.POST.get("restricted") == "on":
                     wanted = memberships_among(account=project.account, ids=request.POST.getlist("members"))
                 project_access_set(project=project, actor=principal.user, members=wanted)
-                messages.success(request, "Project access saved.")
+                messages.success(request, _("Project access saved."))
                 return redirect("dashboard:settings", project_id=project.pk)
         except MMWError as exc:
             flash_error(request, exc)

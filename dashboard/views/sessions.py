@@ -11,6 +11,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
@@ -28,9 +30,12 @@ TURNS_PER_PAGE = 200
 
 class SessionSearchForm(forms.Form):
     q = forms.CharField(
-        required=False, max_length=QUERY_CHARS, label="Search", widget=forms.TextInput(attrs={"type": "search"})
+        required=False,
+        max_length=QUERY_CHARS,
+        label=gettext_lazy("Search"),
+        widget=forms.TextInput(attrs={"type": "search"}),
     )
-    client = forms.CharField(required=False, max_length=inputs.CLIENT_CHARS)
+    client = forms.CharField(required=False, max_length=inputs.CLIENT_CHARS, label=gettext_lazy("Client"))
 
 
 def _ctx(principal: Any) -> dict[str, Any]:
@@ -107,7 +112,9 @@ def session_share_view(request: HttpRequest, project_id: uuid.UUID, session_pk: 
     except MMWError as exc:
         flash_error(request, exc)
     else:
-        messages.success(request, "Shared with the project." if shared else "Private again: only you see this session.")
+        messages.success(
+            request, _("Shared with the project.") if shared else _("Private again: only you see this session.")
+        )
     return redirect("dashboard:session", project_id=project.pk, session_pk=session_pk)
 
 
@@ -118,10 +125,10 @@ def session_forget_view(request: HttpRequest, project_id: uuid.UUID, session_pk:
     try:
         forgotten = session_forget_by_id(principal=principal, session_pk=session_pk)
     except MMWError as exc:
-        flash_error(request, exc, refused="Not forgotten")
+        flash_error(request, exc, refused=_("Not forgotten"))
         return redirect("dashboard:session", project_id=project.pk, session_pk=session_pk)
     if forgotten:
-        messages.success(request, "Forgotten: the session left search; the deletion is kept for audit.")
+        messages.success(request, _("Forgotten: the session left search; the deletion is kept for audit."))
     return redirect("dashboard:sessions", project_id=project.pk)
 
 

@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dashboard.middleware.PersonLocale",  # after the user is known (no i18n_patterns to redirect)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.middleware.DomainErrors",
@@ -194,7 +195,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# --- Languages (docs/i18n.md): English as written, Russian, French. A person's saved choice
+# (User.language, the header's switch), else Accept-Language; /api/, /mcp and /healthz always
+# answer in English (dashboard.middleware.PersonLocale). Catalogues: locale/, compiled by
+# ``manage.py i18n compile`` (make run, make test). ---
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ru", "Русский"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

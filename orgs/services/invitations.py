@@ -13,11 +13,14 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.models import Account, User
 from accounts.services import audit_record
 from mmw.errors import Conflict, Forbidden, InvalidInput
+from mmw.mail import language_or_default
 from orgs.models import Invitation, Membership
 from orgs.selectors import acting_membership
 from orgs.services._common import (
@@ -121,18 +124,28 @@ def invitation_resend(*, invitation: Invitation, actor: User) -> IssuedInvitatio
 
 
 def _send_invitation(invitation: Invitation, url: str, *, inviter: User) -> None:
+    """In the invited person's language when they already have an MMW account with a saved one,
+    else in the inviter's (the best guess for someone MMW does not know yet)."""
     account = invitation.account
     days = INVITATION_TTL.days
-    send_mail(
-        subject=f"You are invited to {account.name} on MMW",
-        message=(
-            f"{inviter.email} invited you to join {account.name} on MMW as {invitation.get_role_display()}.\n\n"
-            f"Accept the invitation (the link works once, for {days} days, signed in as {invitation.email}):\n"
-            f"{url}\n\nIf you did not expect this e-mail, ignore it.\n"
-        ),
-        from_email=None,
-        recipient_list=[invitation.email],
-    )
+    invited = User.objects.filter(email__iexact=invitation.email).values_list("language", flat=True).first()
+    with translation.override(language_or_default(invited or inviter.language)):
+        subject = _("You are invited to %(name)s on MMW") % {"name": account.name}
+        message = (
+            _("%(inviter)s invited you to join %(name)s on MMW as %(role)s.")
+            % {"inviter": inviter.email, "name": account.name, "role": invitation.get_role_display()}
+            + "\n\n"
+            + ngettext(
+                "Accept the invitation (the link works once, for %(days)s day, signed in as %(email)s):",
+                "Accept the invitation (the link works once, for %(days)s days, signed in as %(email)s):",
+                days,
+            )
+            % {"days": days, "email": invitation.email}
+            + f"\n{url}\n\n"
+            + _("If you did not expect this e-mail, ignore it.")
+            + "\n"
+        )
+    send_mail(subject=subject, message=message, from_email=None, recipient_list=[invitation.email])
 
 
 @transaction.atomic
