@@ -17,7 +17,7 @@ mid-send delays it by ``LEASE`` and nothing is sent twice by two loops.
 
 Only the HTTP exchange runs in the lane's thread; every database read and write happens on the
 loop's own thread and connection. Each exchange is bounded as a whole by
-``MMW_WEBHOOK_TIMEOUT`` (``datarights.outbound``: DNS, connecting, sending, the answer's headers
+``MMW_WEBHOOK_TIMEOUT`` (``mmw.outbound``: DNS, connecting, sending, the answer's headers
 and body); a failure is rescheduled with exponential backoff for ``RETRY_FOR``, and an endpoint
 failing ``MMW_WEBHOOK_DISABLE_AFTER`` times in a row is disabled and its project's owners and
 admins e-mailed.
@@ -43,8 +43,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.services import audit_record
-from datarights import outbound
 from datarights.models import WebhookDelivery, WebhookEndpoint
+from mmw import outbound
 from mmw.mail import send_in_languages
 from orgs.models import Membership
 from orgs.selectors import MANAGING_ROLES

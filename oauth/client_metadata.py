@@ -2,7 +2,7 @@
 draft-ietf-oauth-client-id-metadata-document): a client whose ``client_id`` is an https URL
 serving a JSON document that describes it, instead of registering.
 
-MMW fetches the document through ``datarights.outbound`` (the SSRF guard webhooks use: every
+MMW fetches the document through ``mmw.outbound`` (the SSRF guard webhooks use: every
 hop checked, public addresses only, the resolved address pinned) with a bounded GET — at most
 5 KB, 5 s, 3 redirects each checked again — then checks it: a JSON object whose ``client_id``
 is exactly the URL, ``redirect_uris`` under the registration rules (``oauth.services``), a
@@ -31,7 +31,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from datarights import outbound
+from mmw import outbound
 from mmw.errors import InvalidInput
 from mmw.text import sha256_hex
 from oauth import services
@@ -81,7 +81,7 @@ def url_refusal(url: str) -> str | None:
 
 
 def _guard_refusal(url: str) -> str | None:
-    """What ``datarights.outbound`` says of ``url`` before any lookup, as the fetch would say it."""
+    """What ``mmw.outbound`` says of ``url`` before any lookup, as the fetch would say it."""
     try:
         outbound.check_url(url, policy())
     except outbound.Refused as exc:

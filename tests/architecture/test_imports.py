@@ -21,8 +21,7 @@ PACKAGES = (
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # mmw's own modules are the ground floor (errors, env, text, locks, the Celery app, embedded
     # servers) except those listed as the composition root at the top.
-    # datarights.outbound (SSRF-guarded outbound HTTP) reads no settings and imports nothing of ours.
-    ("ground", ("mmw", "datarights.outbound")),
+    ("ground", ("mmw",)),  # mmw.outbound (SSRF-guarded outbound HTTP) among them
     # oauth's models and config sit with the tenancy models: the one key resolver reads tokens.
     ("tenancy models", ("accounts", "orgs", "oauth")),
     (

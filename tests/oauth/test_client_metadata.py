@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from django.core.cache import cache
 
-from datarights import outbound
+from mmw import outbound
 from mmw.errors import InvalidInput
 from mmw.text import sha256_hex
 from oauth import client_metadata

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from datarights import outbound
+from mmw import outbound
 from mmw.errors import InvalidInput
 from oauth import client_metadata
 from oauth.models import Client

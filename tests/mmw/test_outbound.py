@@ -1,4 +1,4 @@
-"""The SSRF guard and the overall deadline of ``datarights.outbound``.
+"""The SSRF guard and the overall deadline of ``mmw.outbound``.
 
 The address table lists every form an address can take to reach a non-public host — IPv4 special
 ranges, and IPv6 ones, including those that stand for an IPv4 address (mapped, compatible,
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from datarights import outbound
+from mmw import outbound
 from tests.datarights.drip import DripServer
 
 POLICY = outbound.Policy()
