@@ -24,10 +24,11 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.keys import resolve_key
+from datarights import webhooks
 from datarights.delivery import FIRST_RETRY, LANE_LOCK
 from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import services
-from mmw import outbound, webhooks
+from mmw import outbound
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
 from tests.datarights.drip import DripServer
