@@ -346,3 +346,19 @@ def test_a_public_client_sending_a_client_secret_is_invalid_client(public_url: s
     assert response.json() == {"error": "invalid_client", "error_description": provider.PUBLIC_CLIENT_SECRET}
     without = httpx.post(f"{public_url}{path}", data={**form, "client_id": client["client_id"], "client_secret": ""})
     assert without.status_code != 401  # an empty field is no secret (some libraries always send it)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "description"),
+    [
+        ("/oauth/register", b'{"client_name": "' + b"x" * 17_000 + b'"}', "request body exceeds 16 KB"),
+        ("/oauth/token", b"grant_type=refresh_token&refresh_token=" + b"x" * 66_000, "request body exceeds 64 KB"),
+        ("/oauth/revoke", b"token=" + b"x" * 66_000, "request body exceeds 64 KB"),
+    ],
+    ids=["register", "token", "revoke"],
+)
+def test_a_body_over_the_bound_is_an_oauth_json_413(public_url: str, path: str, body: bytes, description: str) -> None:
+    kind = "application/json" if path.endswith("register") else "application/x-www-form-urlencoded"
+    response = httpx.post(f"{public_url}{path}", content=body, headers={"Content-Type": kind})
+    assert response.status_code == 413
+    assert response.json() == {"error": "invalid_request", "error_description": description}
