@@ -69,9 +69,11 @@ screenshots: venv
 	MMW_SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(VENV)/bin/python -m pytest tests/e2e -q
 
 # Schemathesis against the served OpenAPI schema on a live server, >= 10,000 cases (520 positive
-# and 520 negative per operation, fixed seed); prints cases, 5xx and failures by class.
+# and 520 negative per operation, fixed seed), then the routes outside the schema (import, OAuth,
+# webhook registration: 600 cases each, tests/memories/fuzz_surfaces.py); prints cases, 5xx and
+# failures by class.
 fuzz: venv
-	MMW_FUZZ_EXAMPLES=$${MMW_FUZZ_EXAMPLES:-520} $(VENV)/bin/python -m pytest tests/memories/test_schemathesis.py -q -s -p no:cacheprovider
+	MMW_FUZZ_EXAMPLES=$${MMW_FUZZ_EXAMPLES:-520} MMW_FUZZ_SURFACE_EXAMPLES=$${MMW_FUZZ_SURFACE_EXAMPLES:-600} $(VENV)/bin/python -m pytest tests/memories/test_schemathesis.py -q -s -p no:cacheprovider
 
 bench: venv
 	$(PY) bench/run.py --quick

@@ -30,7 +30,7 @@ from pydantic import AnyHttpUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router, request_response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from billing import counters
 from interfaces.threads import run_sync
@@ -280,7 +280,32 @@ def _register(handler: RegistrationHandler) -> Callable[[Request], Awaitable[Res
 
 
 def _limited(app: ASGIApp, limit: int) -> ASGIApp:
-    return RequestBodyLimitMiddleware(app, limit)
+    return _JsonBodyLimit(app, limit)
+
+
+class _JsonBodyLimit:
+    """The SDK's body bound (``RequestBodyLimitMiddleware``), answering its 413 as the OAuth
+    routes answer every refusal — RFC 6749 JSON naming the bound — instead of the SDK's plain
+    text "Request body too large". The routes behind it never answer 413 themselves."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.limiter = RequestBodyLimitMiddleware(app, limit)
+        self.description = f"request body exceeds {limit // 1024} KB"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = False
+
+        async def sending(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                refused = True
+                return
+            if not refused:
+                await send(message)
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                await _oauth_error("invalid_request", self.description, status=413)(scope, receive, send)
+
+        await self.limiter(scope, receive, sending)
 
 
 def build_router() -> Router:

@@ -247,6 +247,9 @@ def _token(issued: services.IssuedTokens) -> OAuthToken:
     )
 
 
+PUBLIC_CLIENT_SECRET = "a public client (token_endpoint_auth_method none) has no client_secret: send none"  # noqa: S105 - an error text
+
+
 class MmwClientAuthenticator(ClientAuthenticator):
     """The SDK's client authentication, comparing the sha256 of the presented secret with the
     stored digest (MMW never keeps a client secret in clear)."""
@@ -260,6 +263,8 @@ class MmwClientAuthenticator(ClientAuthenticator):
         if client is None:
             raise AuthenticationError("Invalid client_id")
         if client.token_endpoint_auth_method == "none":  # noqa: S105 - a method name
+            if form.get("client_secret"):  # a public client has none: a secret sent is not checked
+                raise AuthenticationError(PUBLIC_CLIENT_SECRET)
             return client
         presented = _presented_secret(request, form.get("client_secret"), client)
         if not presented or not client.client_secret:

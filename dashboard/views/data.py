@@ -176,6 +176,8 @@ def _webhook_action(request: HttpRequest, project: Project, user: User) -> None:
         elif action == "delete":
             webhooks.endpoint_delete(project=project, actor=user, endpoint_id=endpoint_id)
             messages.success(request, "Webhook deleted.")
+        else:
+            raise InvalidInput("unknown webhook action: choose create, test, enable or delete")
     except MMWError as exc:
         if isinstance(exc, Forbidden):
             raise_as_http(exc)

@@ -347,3 +347,18 @@ def test_an_account_whose_lane_another_process_holds_is_left_to_it(tenancy: Tena
         other.close()
     assert webhooks.deliver_due(now=later()) == 1
     assert len(receiver.received) == 1
+
+
+@pytest.mark.parametrize("action", ["", "x", "Create"])
+def test_a_form_with_an_unknown_action_says_so_and_changes_nothing(tenancy: Tenancy, action: str) -> None:
+    alice = Client()
+    alice.force_login(tenancy.alice.user)
+    posted = alice.post(
+        f"/p/{tenancy.alice.project.pk}/webhooks/",
+        {"action": action, "url": "https://hooks.example/x", "events": ["memory.created"]},
+        follow=True,
+    )
+    assert posted.status_code == 200
+    shown = [(m.level_tag, str(m.message)) for m in posted.context["messages"]]
+    assert shown == [("error", "unknown webhook action: choose create, test, enable or delete")]
+    assert not WebhookEndpoint.objects.exists()

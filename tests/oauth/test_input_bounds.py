@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from mmw.errors import InvalidInput
-from oauth import inputs, services
+from oauth import inputs, provider, services
 from oauth.models import Client, PendingAuthorization
 from tests import live
 from tests.live import LiveServer
@@ -335,3 +335,30 @@ def test_no_parameter_value_is_answered_500_or_server_error(public_url: str) -> 
     failures = _authorize_failures(public_url, client["client_id"])
     failures += _token_and_revoke_failures(public_url, client["client_id"])
     assert failures == []
+
+
+@pytest.mark.parametrize("path", ["/oauth/token", "/oauth/revoke"])
+def test_a_public_client_sending_a_client_secret_is_invalid_client(public_url: str, path: str) -> None:
+    client = register(public_url)  # token_endpoint_auth_method none: it has no secret to check
+    form = {"grant_type": "refresh_token", "refresh_token": "mmwrt_x", "token": "mmwrt_x"}
+    response = httpx.post(f"{public_url}{path}", data={**form, "client_id": client["client_id"], "client_secret": "s"})
+    assert response.status_code == 401
+    assert response.json() == {"error": "invalid_client", "error_description": provider.PUBLIC_CLIENT_SECRET}
+    without = httpx.post(f"{public_url}{path}", data={**form, "client_id": client["client_id"], "client_secret": ""})
+    assert without.status_code != 401  # an empty field is no secret (some libraries always send it)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "description"),
+    [
+        ("/oauth/register", b'{"client_name": "' + b"x" * 17_000 + b'"}', "request body exceeds 16 KB"),
+        ("/oauth/token", b"grant_type=refresh_token&refresh_token=" + b"x" * 66_000, "request body exceeds 64 KB"),
+        ("/oauth/revoke", b"token=" + b"x" * 66_000, "request body exceeds 64 KB"),
+    ],
+    ids=["register", "token", "revoke"],
+)
+def test_a_body_over_the_bound_is_an_oauth_json_413(public_url: str, path: str, body: bytes, description: str) -> None:
+    kind = "application/json" if path.endswith("register") else "application/x-www-form-urlencoded"
+    response = httpx.post(f"{public_url}{path}", content=body, headers={"Content-Type": kind})
+    assert response.status_code == 413
+    assert response.json() == {"error": "invalid_request", "error_description": description}
