@@ -26,11 +26,11 @@ from accounts.keys import resolve_key
 from accounts.models import ALL_SCOPES
 from billing.models import Plan, Subscription
 from dashboard.principals import principal_for_user
-from datarights import outbound
 from datarights.models import WebhookEndpoint
 from datarights.restore import jobs
 from ledger.services import ledger_record
 from memories.services import memory_remember
+from mmw import outbound
 from tests import live
 from tests.factories import issue_key
 from tests.memories import fuzz, fuzz_surfaces
