@@ -50,12 +50,11 @@ pytest: venv
 
 test: lint typecheck pytest
 
-# The inner loop: lint and the tests that start no server, process or browser (not "slow";
-# tests/conftest.py marks every test using such a fixture), on a kept test database, spread over
-# every core (pytest-xdist; each worker has its own test database; "worksteal" hands an idle worker
-# the other's queued tests: 96-98 s against 108-118 s for the default "load" in an earlier
-# measurement). Measured 2026-12-05: 590 s wall for 3,354 tests on 2 cores shared with other test
-# runs (load average 9-16), so that figure is the loaded machine's, not an idle one's. Bytecode is
+# The inner loop (about 5 minutes on 2 cores): lint and the tests that start no server, process or
+# browser (not "slow"; tests/conftest.py marks every test using such a fixture), on a kept test
+# database, spread over every core (pytest-xdist; each worker has its own test database;
+# "worksteal" hands an idle worker the other's queued tests). Measured 2026-12-05: 240-281 s wall
+# for ~3,470 tests at load average 4-5 (other jobs running beside it); 590 s at load 9-16. Bytecode is
 # cached even where the shell sets PYTHONDONTWRITEBYTECODE: otherwise pytest re-rewrites the asserts
 # of every test module and of every plugin's package (hypothesis, faker, schemathesis) on each run,
 # about 4 s of CPU (__pycache__ is git-ignored).
