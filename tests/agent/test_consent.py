@@ -4,49 +4,20 @@ refused, ``--revoke`` stops uploads and tells the server."""
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from accounts.models import AuditEvent
 from tests.agent.conftest import AGENT_CMD
+from tests.agent.terminal import in_terminal
 from tests.conftest import Tenancy
 from tests.live import ThreadedServer
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def in_terminal(env: dict[str, str], args: list[str], answer: str | None) -> tuple[int, str]:
-    """Run ``mmw-agent <args>`` with a pty as its terminal; type ``answer`` at the prompt."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: exec the agent
-        os.execve(AGENT_CMD[0], [*AGENT_CMD, *args], env)  # noqa: S606 - exec the agent in the child
-    output = b""
-    typed = False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if answer is not None and not typed and b"Type yes" in output:
-            os.write(fd, (answer + "\n").encode())
-            typed = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
 
 
 @pytest.fixture
@@ -71,7 +42,7 @@ def status_json(env: dict[str, str]) -> str:
 def test_yes_gives_consent_after_showing_folders_counts_server_and_redaction(
     mmw_server: ThreadedServer, tenancy: Tenancy, with_sessions: dict[str, str]
 ) -> None:
-    code, out = in_terminal(with_sessions, ["consent"], "yes")
+    code, out = in_terminal(with_sessions, ["consent"], b"Type yes", "yes")
     assert code == 0, out
     assert with_sessions["MMW_AGENT_CLAUDE_DIR"] in out
     assert with_sessions["MMW_AGENT_CODEX_DIR"] in out
@@ -100,7 +71,7 @@ def test_yes_gives_consent_after_showing_folders_counts_server_and_redaction(
 def test_anything_but_yes_gives_no_consent(
     mmw_server: ThreadedServer, tenancy: Tenancy, with_sessions: dict[str, str], answer: str
 ) -> None:
-    code, out = in_terminal(with_sessions, ["consent"], answer)
+    code, out = in_terminal(with_sessions, ["consent"], b"Type yes", answer)
     assert code == 1, out
     assert "nothing will be uploaded" in out
     assert consent_rows() == []

@@ -6,11 +6,7 @@ consent screen names the account and project; a refused key says why."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -20,35 +16,11 @@ from accounts import services
 from accounts.models import ApiKey
 from memories.models import Memory
 from tests.agent.conftest import AGENT_CMD
+from tests.agent.terminal import in_terminal
 from tests.conftest import Tenancy
 from tests.live import ThreadedServer
 
 pytestmark = pytest.mark.slow
-
-
-def in_terminal(env: dict[str, str], args: list[str], prompt: bytes, answer: str) -> tuple[int, str]:
-    """Run ``mmw-agent <args>`` with a pty as its terminal; type ``answer`` after ``prompt``."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(AGENT_CMD[0], [*AGENT_CMD, *args], env)  # noqa: S606 - exec the agent in the child
-    output, typed = b"", False
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-        if not typed and prompt in output:
-            os.write(fd, (answer + "\n").encode())
-            typed = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), output.decode(errors="replace")
 
 
 def without_key(env: dict[str, str]) -> dict[str, str]:
