@@ -181,19 +181,20 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     )
     scope = search_scope(principal=principal, workspace=v["workspace"], filters=filters)
     answer["pending_vectors"] = pending_vectors(scope)
+    stats_of = search.project_stats(principal.project.pk)  # read once for the search and its look elsewhere
     if scope is None:
-        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor)
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor, stats_of)
         return asked.explained(answer)
     hits = search.hybrid_hits(
         scope, v["query"], v["limit"], principal.project.pk, floor=asked.floor, time_window=asked.window,
-        diversify=v["diversify"], trace=asked.trace,
+        diversify=v["diversify"], trace=asked.trace, stats_of=stats_of,
     )  # fmt: skip
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = asked.traced(
         scope, present(principal, [h.memory for h in hits], [h.confidence for h in hits], freshness)
     )
     if len(hits) < v["limit"]:
-        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor)
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor, stats_of)
     return asked.explained(answer)
 
 
@@ -259,14 +260,20 @@ ELSEWHERE_WORKSPACES = 1000  # other workspaces named by id; past this many, "no
 
 
 def elsewhere(
-    principal: Principal, workspace: str, filters: MemoryFilters, query: str, floor: search.Floor
+    principal: Principal,
+    workspace: str,
+    filters: MemoryFilters,
+    query: str,
+    floor: search.Floor,
+    stats_of: search.StatsOf | None = None,
 ) -> list[presenters.Elsewhere]:
     """The caller's other live workspaces where ``query`` has results above ``floor`` (the same
     filters, the same rule of who reads what), most matches first, at most ``ELSEWHERE_SHOWN``:
     what a search of one workspace that came back short tells the agent, so it can look there.
     Empty for a search of every workspace (``*``). Counted among the best ``ELSEWHERE_DEPTH``
     results of a small ranking over all the other workspaces (``search.probe``: each ranker's
-    best ``ELSEWHERE_DEPTH``; docs/search.md, "Other workspaces")."""
+    best ``ELSEWHERE_DEPTH``; docs/search.md, "Other workspaces"). ``stats_of``: the search's
+    term statistics (``search.project_stats``), when it read them already."""
     if workspace == ALL:
         return []
     state = workspace_state(principal, workspace)
@@ -274,7 +281,7 @@ def elsewhere(
     scope = _other_workspaces_scope(principal, here, filters)
     if scope is None:
         return []
-    stats_of: search.StatsOf = lambda terms: search.term_stats(principal.project.pk, terms)  # noqa: E731
+    stats_of = stats_of or search.project_stats(principal.project.pk)
     hits = search.probe(scope, query, stats_of, floor, ELSEWHERE_DEPTH, context_weight=sequence.CONTEXT_WEIGHT)
     if not hits:
         return []
@@ -619,12 +626,13 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     base = memory_queryset(principal=principal, workspace=v["workspace"], filters=filters)
     base_scope = sql.Scope.of(base) if base is not None else None
     answer["pending_vectors"] = pending_vectors(base_scope)
+    stats_of = search.project_stats(principal.project.pk)  # read once for the pack and its look elsewhere
     if base is None:
-        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor)
+        answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor, stats_of)
         return asked.explained(answer)
     hits = search.hybrid_hits(
         base, v["task"], MAX_LIMIT, principal.project.pk, floor=asked.floor, time_window=asked.window,
-        diversify=True, trace=asked.trace,
+        diversify=True, trace=asked.trace, stats_of=stats_of,
     )  # fmt: skip
     relevance = {h.memory.id: h.confidence for h in hits}
     pinned = list(base.filter(importance__gte=1.0).exclude(id__in=relevance.keys()).order_by("-occurred_at")[:20])
@@ -641,7 +649,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
     answer["used_tokens"], answer["items"], answer["omitted"] = used, items, len(pool) - len(chosen)
     # A pack with fewer relevant records than a search's default page: say where else they are.
     short = len(hits) < RECALL_SHORT
-    other = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor) if short else []
+    other = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor, stats_of) if short else []
     answer["other_workspaces"] = other
     return asked.explained(answer)
 

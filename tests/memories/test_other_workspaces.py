@@ -118,3 +118,31 @@ def test_the_mcp_answer_says_where_else_in_a_sentence(tenancy: Tenancy, live_ser
 
 
 live_server = live.live_server
+
+
+@pytest.mark.django_db
+def test_a_short_search_reads_its_term_statistics_once(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search and its look at the other workspaces ask the same words: one read of the
+    project's statistics serves both (issue #37: ~5 ms each on long records), and the answer is
+    the same as with a read per ranking."""
+    from memories import search
+
+    api = Api(tenancy.alice.key)
+    backend_notes(api)
+    api.ok_remember(content="the coffee machine is on the second floor")
+    reads: list[list[str]] = []
+    original = search.term_stats
+
+    def counted(project_id: Any, terms: list[str]) -> search.TermStats:
+        reads.append(list(terms))
+        return original(project_id, terms)
+
+    monkeypatch.setattr(search, "term_stats", counted)
+    found = api.search(query=QUERY)
+    assert found["other_workspaces"][0]["workspace"] == "backend"
+    assert len(reads) == 1
+    reads.clear()
+    status, pack = api.call("POST", "/recall-context", {"task": "fix the m7 endpoints owned by module m7"})
+    assert status == 200, pack
+    assert pack["other_workspaces"][0]["workspace"] == "backend"
+    assert len(reads) == 1
