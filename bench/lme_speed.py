@@ -21,10 +21,10 @@ pay for each other's backlog. Through the API, with ``--clients`` concurrent cli
    after the last acknowledgement; also when ``list_workspaces`` (``pending_vectors`` and
    ``pending_turns``, the API's own signal) first said nothing was pending;
 5. **latency**: ``--passes`` passes over every question, interleaved so noise hits each alike:
-   ``GET /healthz`` (the floor), ``POST /memories/search`` in the question's workspace (the
-   question's date as ``now``), ``POST /sessions/search`` filtered to the question's client
+   ``GET /healthz`` (the floor), ``POST /memories/search`` in the question's workspace (limit 50,
+   the question's date as ``now``), ``POST /sessions/search`` filtered to the question's client
    (default limit and context, as an agent asks), and a synthetic-record search of one synthetic
-   workspace; then the same two searches over MCP (the official SDK client, one session). ``/healthz``
+   workspace at the same limit 50 (the comparison is of content alone); then the same two searches over MCP (the official SDK client, one session). ``/healthz``
    is also sampled while the worker embeds (step 4), the number issue #37 reported as 11 ms;
    ``pending_vectors`` in the search answers is checked to be 0 once everything is embedded;
 6. **recall**: R_any@5 / R_all@5 over the questions with evidence (abstention questions, id ending
@@ -266,8 +266,11 @@ def latency_passes(url: str, keys: dict[str, str], qs: Sequence[Question], passe
                      {"query": q.text, "workspace": q.qid, "limit": 50, "now": asked_at}),
                     ("session search", "lme", "POST", "/api/v1/sessions/search",
                      {"query": q.text, "client": f"lme-{q.qid}", "now": asked_at}),
+                    # The same limit as the record search: the comparison is of content alone (at the
+                    # default 10 a page fills and never looks in the other workspaces, which a limit-50
+                    # search left short by the floor does; bench/lme_search_parts.py).
                     ("synthetic search", "synthetic", "POST", "/api/v1/memories/search",
-                     {"query": texts.query(), "workspace": f"syn-{q.qid}"}),
+                     {"query": texts.query(), "workspace": f"syn-{q.qid}", "limit": 50}),
                 ]  # fmt: skip
                 for label, who, method, path, body in calls:
                     started = time.perf_counter()
