@@ -24,8 +24,17 @@ from memories.embeddings import EmbeddingBackend, EmbeddingError, get_backend
 logger = logging.getLogger(__name__)
 
 # Sentence models read the first few hundred tokens at best; embedding all of a 100,000-char
-# record costs seconds and adds nothing. Keyword search still covers the whole text.
-MAX_EMBEDDED_CHARS = 2_000
+# record costs seconds and adds nothing. Keyword search still covers the whole text. A record's or
+# turn's vector is computed from its first MAX_EMBEDDED_CHARS characters (a sequence member's with
+# its predecessor's tail first, ``sequence.contextual_text``): 500, not the 2,000 of before, because
+# the model's CPU is what a memory waits for before it is found by meaning (issue #37: USE embeds
+# ~3x more LongMemEval-length texts per CPU-second at 500) and the recall held — LongMemEval-S
+# records and turns, LoCoMo dev and the multilingual set, by meaning alone and fused with BM25
+# (bench/lme_embed_cut.py, BENCHMARKS.md "Real content: LongMemEval-S").
+MAX_EMBEDDED_CHARS = 500
+# A query (a search, a recall task) is embedded from its first MAX_QUERY_CHARS characters: one text
+# per call, so its length costs no backlog.
+MAX_QUERY_CHARS = 2_000
 
 
 def current() -> EmbeddingBackend:
@@ -63,7 +72,7 @@ def embed_query(text: str) -> tuple[list[float], EmbeddingBackend] | None:
     ``QUERY_MEMO`` queries' vectors are kept per process (a search that also looks in the
     caller's other workspaces, or an agent asking again, embeds once)."""
     backend = current()
-    key = (backend.model_id, text[:MAX_EMBEDDED_CHARS])
+    key = (backend.model_id, text[:MAX_QUERY_CHARS])
     with _memo_lock:
         kept = _memo.get(key)
         if kept is not None:
