@@ -114,7 +114,7 @@ def explain_keyword(who: Any, payload: dict[str, Any]) -> str:
         def __getattr__(self, name: str) -> Any:
             return getattr(self.cursor, name)
 
-    connection.cursor = lambda *a, **k: Spy(original(*a, **k))  # type: ignore[method-assign]
+    connection.cursor = lambda *a, **k: Spy(original(*a, **k))  # type: ignore[method-assign,assignment]
     try:
         selectors.memory_search(principal=who, payload=payload)
     finally:

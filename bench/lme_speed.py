@@ -24,8 +24,9 @@ pay for each other's backlog. Through the API, with ``--clients`` concurrent cli
    ``GET /healthz`` (the floor), ``POST /memories/search`` in the question's workspace (limit 50,
    the question's date as ``now``), ``POST /sessions/search`` filtered to the question's client
    (default limit and context, as an agent asks), and a synthetic-record search of one synthetic
-   workspace at the same limit 50 (the comparison is of content alone); then the same two searches over MCP (the official SDK client, one session). ``/healthz``
-   is also sampled while the worker embeds (step 4), the number issue #37 reported as 11 ms;
+   workspace at the same limit 50 (the comparison is of content alone); then the same two
+   searches over MCP (the official SDK client, one session). ``/healthz`` is also sampled
+   while the worker embeds (step 4), the number issue #37 reported as 11 ms;
    ``pending_vectors`` in the search answers is checked to be 0 once everything is embedded;
 6. **recall**: R_any@5 / R_all@5 over the questions with evidence (abstention questions, id ending
    ``_abs``, left out) from the first pass's answers, sessions ranked by their best hit, beside
