@@ -126,7 +126,7 @@ def others(backend: Any, cuts: list[int]) -> None:
     rows = []
     for data in (retrieval.locomo(), retrieval.multilingual()):
         full = retrieval.indexed_texts(data)
-        queries = {q.qid: np.asarray(backend.embed_query(q.text)) for q in data.queries}  # type: ignore[attr-defined]
+        queries = {q.qid: np.asarray(backend.embed_query(q.text)) for q in data.queries}
         for cut in cuts:
             texts = [t[:cut] for t in full]
             vectors = np.asarray(retrieval.embed_cached(backend, texts))
