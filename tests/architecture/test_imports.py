@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = (
-    "mmw", "interfaces", "accounts", "orgs", "memories", "transcripts", "ledger", "datarights", "billing", "dashboard", "oauth"
+    "mmw", "interfaces", "accounts", "orgs", "memories", "transcripts", "ledger", "datarights", "webhooks", "billing", "dashboard", "oauth"
 )  # fmt: skip
 
 # (layer, module prefixes), lowest first. The longest matching prefix decides a module's layer.
@@ -41,6 +41,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("memory core", ("memories", "transcripts", "ledger")),
+    # Webhooks read what the memory core wrote (the database is their outbox); nothing below reads them.
+    ("webhooks", ("webhooks",)),
     ("data rights", ("datarights",)),
     ("billing", ("billing",)),
     # The kit every app's interfaces share (ApiView, operation, run_sync, ReadOnlyMixin, the
@@ -52,7 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memories.api", "memories.mcp", "memories.admin", "memories.management", "transcripts.admin", "transcripts.api", "transcripts.urls", "transcripts.mcp", "ledger.api", "ledger.urls", "ledger.mcp",
             "accounts.admin", "accounts.admin_login", "accounts.admin_customer", "accounts.management",
             "orgs.admin", "datarights.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks", "billing.management",
-            "datarights.api", "datarights.urls", "datarights.management",
+            "datarights.api", "datarights.urls", "datarights.management", "webhooks.admin",
             "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
         ),
     ),
@@ -183,6 +185,8 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert RANK[layer_of("memories.services")] < RANK[layer_of("datarights.restore")] < RANK[layer_of("billing.gate")]
     assert layer_of("ledger.services") == layer_of("memories.guard")  # the ledger sits beside memories
     assert RANK[layer_of("ledger.api")] > RANK[layer_of("billing.gate")]
+    assert RANK[layer_of("memories.models")] < RANK[layer_of("webhooks.services")] < RANK[layer_of("datarights.export")]
+    assert layer_of("webhooks.admin") == "interfaces"
 
 
 def bench_imports_in_tests() -> list[str]:
