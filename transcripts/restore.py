@@ -1,4 +1,9 @@
-"""An import's sessions and turns (``transcripts``' rows): ``datarights.restore.importer``."""
+"""An import's sessions and turns (``transcripts``' rows): ``datarights.restore.importer``.
+
+This module sits in the data rights layer although the app is transcripts: it extends the importer
+(``datarights.restore.base.ImporterBase``) and registers itself with it (``register``), as an
+app's ``mcp`` module registers its tools; ``datarights`` finds it by the app registry and never
+imports it (tests/architecture/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from django.db.models import Count
 from accounts.models import Project
 from datarights import format as fmt
 from datarights.restore import lines as door
-from datarights.restore.base import ImporterBase, Rows
+from datarights.restore.base import ImporterBase, Rows, register
 from transcripts import indexing
 from transcripts.models import Session, Turn
 
@@ -86,3 +91,6 @@ class SessionRows(ImporterBase):
     def _finish(self) -> None:
         super()._finish()
         self._finish_sessions()
+
+
+register("transcripts", SessionRows)

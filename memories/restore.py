@@ -1,5 +1,10 @@
 """An import's records and relations (``memories``' rows), built and compared as the import route would
-write them: ``datarights.restore.importer``."""
+write them: ``datarights.restore.importer``.
+
+This module sits in the data rights layer although the app is memories: it extends the importer
+(``datarights.restore.base.ImporterBase``) and registers itself with it (``register``), as an
+app's ``mcp`` module registers its tools; ``datarights`` finds it by the app registry and never
+imports it (tests/architecture/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from datarights import format as fmt
 from datarights.restore import lines as door
-from datarights.restore.base import ImporterBase, Rows, _labels_of
+from datarights.restore.base import ImporterBase, Rows, _labels_of, register
 from memories import sequence
 from memories.models import Memory, MemoryRelation
 from mmw.errors import InvalidInput
@@ -128,3 +133,6 @@ class MemoryRows(ImporterBase):
             existing[(start, end, values["relation"])] = relation
             new.append(relation)
         self._insert(MemoryRelation, new, "relation")
+
+
+register("memories", MemoryRows)

@@ -1,4 +1,9 @@
-"""An import's ledger entries (``ledger``'s rows): ``datarights.restore.importer``."""
+"""An import's ledger entries (``ledger``'s rows): ``datarights.restore.importer``.
+
+This module sits in the data rights layer although the app is ledger: it extends the importer
+(``datarights.restore.base.ImporterBase``) and registers itself with it (``register``), as an
+app's ``mcp`` module registers its tools; ``datarights`` finds it by the app registry and never
+imports it (tests/architecture/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 from accounts.models import Project
 from datarights import format as fmt
 from datarights.restore import lines as door
-from datarights.restore.base import ImporterBase, Rows
+from datarights.restore.base import ImporterBase, Rows, register
 from ledger.models import Entry
 from mmw.errors import Forbidden, InvalidInput
 
@@ -46,3 +51,6 @@ class LedgerRows(ImporterBase):
             project=project,
             author=self._user(values["author"]),
         )
+
+
+register("ledger", LedgerRows)
