@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "orgs.admin", "datarights.admin", "billing.views", "billing.admin", "billing.urls", "billing.webhooks", "billing.management",
             "datarights.api", "datarights.urls", "datarights.management", "webhooks.admin",
             "dashboard", "oauth.provider", "oauth.endpoints", "oauth.admin",
+            "interfaces.mcp_server",  # the one /mcp server: every app's tools, through interfaces.mcp
         ),
     ),
     ("composition root", ("mmw.settings", "mmw.urls", "mmw.asgi", "mmw.wsgi", "mmw.routing", "mmw.views")),
@@ -209,6 +210,8 @@ def test_the_rule_catches_a_core_module_importing_billing() -> None:
     assert RANK[layer_of("ledger.api")] > RANK[layer_of("billing.gate")]
     assert RANK[layer_of("memories.models")] < RANK[layer_of("webhooks.services")] < RANK[layer_of("datarights.export")]
     assert layer_of("webhooks.admin") == "interfaces"
+    assert layer_of("interfaces.mcp_server.endpoint") == "interfaces"
+    assert layer_of("interfaces.mcp") == "interface kit"
 
 
 def bench_imports_in_tests() -> list[str]:
