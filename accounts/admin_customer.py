@@ -25,8 +25,9 @@ from accounts.refusals import SUPPORT_TEXTS
 from billing import counters, gate
 from billing import selectors as billing_selectors
 from billing.models import Subscription, UsageSnapshot
-from datarights.models import AccountDeletion, WebhookDelivery, WebhookEndpoint
+from datarights.models import AccountDeletion
 from orgs.models import Invitation, Membership
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 REFUSED_DAYS = 30  # refused calls shown: those whose last one is this recent
 WEBHOOK_FAILURES = 10  # the newest failed deliveries shown

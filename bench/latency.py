@@ -211,7 +211,8 @@ def explain_search(tenant: common.Tenant, query: str, workspace: str, out: Path)
     from django.test.utils import CaptureQueriesContext
 
     from accounts.keys import resolve_key
-    from memories import search, selectors
+    from memories import selectors
+    from memories.dense import EF_SEARCH
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
@@ -226,7 +227,7 @@ def explain_search(tenant: common.Tenant, query: str, workspace: str, out: Path)
             continue
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
             plans[name] = "\n".join(row[0] for row in cursor.fetchall())
     out.write_text(
@@ -256,7 +257,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
     from django.db import connection, transaction
 
     from accounts.keys import resolve_key
-    from memories import search, selectors
+    from memories import dense, search, selectors
 
     principal = resolve_key(tenant.api_key)
     assert principal is not None
@@ -268,11 +269,11 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_indexscan = off")
             exact.append([str(h.id) for h in common.dense_hits(qs, q, 10)])
-    original = search.EF_SEARCH
+    original = dense.EF_SEARCH
     out = []
     try:
         for ef in EF_VALUES:
-            search.EF_SEARCH = ef
+            dense.EF_SEARCH = ef
             times, recall = [], []
             for q, truth in zip(asked, exact, strict=True):
                 start = time.perf_counter()
@@ -283,7 +284,7 @@ def ef_sweep(tenant: common.Tenant, texts: Texts, workspace: str, queries: int =
                 {"ef_search": ef, **common.summary_ms(times), "recall@10_vs_exact": round(sum(recall) / len(recall), 3)}
             )
     finally:
-        search.EF_SEARCH = original
+        dense.EF_SEARCH = original
     log(f"ef_search sweep ({workspace}): {out}")
     return out
 

@@ -414,7 +414,7 @@ def _ranking_source() -> str:
     import hashlib
     import inspect
 
-    from memories import search
+    from memories import dense, search
     from memories import words as query_words
 
     parts = [
@@ -427,7 +427,7 @@ def _ranking_source() -> str:
             search.nearest,
         )
     ]
-    parts.append(f"{search.KEYWORD_SCORED_ROWS} {search.EF_SEARCH}")
+    parts.append(f"{search.KEYWORD_SCORED_ROWS} {dense.EF_SEARCH}")
     parts.append(" ".join(sorted(query_words.STOP_WORDS)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 

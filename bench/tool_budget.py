@@ -8,7 +8,7 @@ Python client over HTTP. The peer: ``basic-memory`` (``PEER_VERSION``) from PyPI
 this script into ``var/peers/basic-memory`` (a Python 3.12 virtualenv; it needs 3.12 or newer:
 ``--python``), run over stdio with a home of its own (``var/peers/basic-memory-home``, so no
 file of the user's is read or written) and listed with the same client. Both answers are
-measured by ``memories.mcp.budget.measure``: the same byte count for both (its docstring says
+measured by ``interfaces.mcp_server.budget.measure``: the same byte count for both (its docstring says
 which), tokens estimated as bytes / 4. A benchmark, not a test: the budget itself is held by
 ``tests/memories/test_mcp_budget.py``.
 """
@@ -132,7 +132,7 @@ def main() -> None:
     data_dir = args.data_dir.resolve()
     os.environ.setdefault("MMW_WARM_MODELS", "0")  # a listing embeds nothing
     common.setup_django(data_dir)
-    from memories.mcp.budget import BUDGET, measure
+    from interfaces.mcp_server.budget import BUDGET, measure
 
     keys = issue_keys()
     listings = {f"MMW, {kind}": answer for kind, answer in mmw_listings(data_dir, keys).items()}

@@ -4,6 +4,10 @@ State changes happen only here, each in a transaction holding the account's ``Su
 row (``SELECT … FOR UPDATE``), each with an audit row and, where people must know, an e-mail.
 Stripe is always re-read under that lock, so whatever order webhooks arrive in, the last one
 applied reflects Stripe's current truth.
+
+Why one module of this length: every billing write shares that one locking rule and its audit;
+keeping them together keeps the rule visible (the reads are ``billing.selectors``, Stripe's
+events ``billing.webhooks``).
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ SUPPORT_PERMISSIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("billing", "stripeevent", ("view",)),
     ("billing", "usagesnapshot", ("view",)),
     ("datarights", "accountdeletion", ("view",)),
-    ("datarights", "webhookendpoint", ("view",)),
-    ("datarights", "webhookdelivery", ("view",)),
+    ("webhooks", "webhookendpoint", ("view",)),
+    ("webhooks", "webhookdelivery", ("view",)),
     ("oauth", "client", ("view",)),
     ("oauth", "grant", ("view", "change")),  # change: the admin's revoke action (oauth.services)
 )

@@ -1,7 +1,6 @@
-"""Support staff's read-only view of pending deletions and webhooks (with their deliveries).
+"""Support staff's read-only view of pending deletions (webhooks: ``webhooks.admin``).
 
-Deletions are requested and cancelled by an account's owners (``datarights.deletion``); webhooks
-are managed by the account on its Webhooks page. The signing secret is never shown."""
+Deletions are requested and cancelled by an account's owners (``datarights.deletion``)."""
 
 from __future__ import annotations
 
@@ -9,15 +8,13 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from datarights.models import AccountDeletion, WebhookDelivery, WebhookEndpoint
+from datarights.models import AccountDeletion
 from interfaces.admin import ReadOnlyMixin
 
 if TYPE_CHECKING:
     DeletionBase = admin.ModelAdmin[AccountDeletion]
-    EndpointBase = admin.ModelAdmin[WebhookEndpoint]
-    DeliveryBase = admin.ModelAdmin[WebhookDelivery]
 else:
-    DeletionBase = EndpointBase = DeliveryBase = admin.ModelAdmin
+    DeletionBase = admin.ModelAdmin
 
 
 @admin.register(AccountDeletion)
@@ -27,21 +24,3 @@ class AccountDeletionAdmin(ReadOnlyMixin, DeletionBase):
     list_filter = (("cancelled_at", admin.EmptyFieldListFilter),)
     search_fields = ("account__tenant_id", "account__name", "requested_by__email")
     date_hierarchy = "requested_at"
-
-
-@admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ReadOnlyMixin, EndpointBase):
-    list_display = ("url", "project", "is_active", "consecutive_failures", "disabled_at", "disabled_reason")
-    list_select_related = ("project",)
-    list_filter = ("is_active",)
-    search_fields = ("url", "project__account__tenant_id", "project__id")
-    exclude = ("secret",)
-
-
-@admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyMixin, DeliveryBase):
-    list_display = ("created_at", "event_type", "endpoint", "status", "attempts", "last_status_code", "last_error")
-    list_select_related = ("endpoint",)
-    list_filter = ("status", "event_type")
-    search_fields = ("endpoint__url", "endpoint__project__account__tenant_id", "event_key")
-    exclude = ("payload",)  # record content may be in it (endpoints that include content)

@@ -5,7 +5,7 @@ class DatarightsConfig(AppConfig):
     """Export, import and deletion with retention (docs/data.md, docs/export-format.md)."""
 
     name = "datarights"
-    verbose_name = "Deletions and webhooks"
+    verbose_name = "Deletions and imports"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

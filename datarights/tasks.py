@@ -1,10 +1,11 @@
-"""Celery entry points of data rights (beat: ``datarights-retention``, hourly; docs/background.md)."""
+"""Celery entry points of data rights (beat: ``datarights-retention``, hourly, and
+``datarights-import-sweep``; docs/background.md). Webhooks' are ``webhooks.tasks``."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from datarights import deletion, delivery, webhooks
+from datarights import deletion
 from datarights.restore import jobs
 
 
@@ -18,22 +19,6 @@ def enforce_retention() -> dict[str, int]:
     while batch := deletion.forgotten_purge_due():
         forgotten += batch
     return {"reminded": reminded, "accounts_purged": purged, "forgotten_purged": forgotten}
-
-
-@shared_task(acks_late=True)
-def scan_webhook_events() -> int:
-    """Turn new events into deliveries, then send what is due (beat, every 10 s): one loop of
-    ``datarights.delivery``, which skips the accounts another loop is sending for."""
-    created = webhooks.scan()
-    delivery.deliver_due()
-    return created
-
-
-@shared_task(acks_late=True)
-def deliver_webhooks() -> int:
-    """Send due deliveries now (a test event asks for it): its account's lane is free unless a
-    running loop holds it, and that loop takes the new delivery within ``delivery.POLL``."""
-    return delivery.deliver_due()
 
 
 @shared_task(acks_late=True)

@@ -10,7 +10,7 @@ four hundred). The calibrated score reads three signals of a result:
 
 - ``coverage``: the share of the query the record's words cover (``search.coverage``, 0..1);
 - ``evidence``: its vector match less the workspace background, in units of the model's cosine
-  scale (``search.CosineScale.units``: 0 at the scale's low end, 1 at its high end, not clamped:
+  scale (``dense.CosineScale.units``: 0 at the scale's low end, 1 at its high end, not clamped:
   a cosine far above the scale still counts for more), clipped to ``EVIDENCE_RANGE``;
 - ``rank``: its place in the fused order (0 for the first result): the same evidence weighs less
   under a better-ranked result.

@@ -593,7 +593,7 @@ def tool_schema(params: tuple[Param, ...]) -> dict[str, Any]:
     """The input schema an MCP tool advertises: each parameter's type, one-line description,
     default, allowed values and numeric range, which are required, and that no other is taken.
 
-    Every ``tools/list`` carries it (``memories.mcp.budget``), so lengths, list sizes and
+    Every ``tools/list`` carries it (``interfaces.mcp_server.budget``), so lengths, list sizes and
     character rules are left to the reference page (``mmw://docs/<tool>``) and to ``parse``,
     which refuses a value past them with a text naming the bound; and ``null`` (taken for an
     absent optional parameter) is not advertised: leave the parameter out."""

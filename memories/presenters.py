@@ -4,7 +4,7 @@ gather what they show: selectors and services read, these only format.
 Each answer is a ``TypedDict`` named after its operation, so a service's signature says what it
 returns and mypy holds every surface (REST, MCP, dashboard) to it. Every answer extends
 ``Envelope``. The MCP tools' ``outputSchema`` is generated from these same definitions
-(``memories.mcp.schemas``), so the advertised shape cannot drift from the answers.
+(``interfaces.mcp_server.schemas``), so the advertised shape cannot drift from the answers.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ SOURCE_DIRS = (
     "oauth",
     "orgs",
     "transcripts",
+    "webhooks",
 )
 KEYWORDS = {
     **DEFAULT_KEYWORDS,

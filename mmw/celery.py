@@ -35,7 +35,7 @@ def _beat_schedule() -> dict[str, dict[str, Any]]:
         "cleanup-idempotency-records": _every("memories.tasks.cleanup_idempotency_records", 60 * MINUTE),
         "embed-session-turns-sweep": _every("transcripts.tasks.sweep_unembedded_turns", MINUTE),
         "datarights-retention": _every("datarights.tasks.enforce_retention", 60 * MINUTE),
-        "datarights-webhooks": _every("datarights.tasks.scan_webhook_events", 10.0),
+        "webhooks-scan": _every("webhooks.tasks.scan_webhook_events", 10.0),
         "datarights-import-sweep": _every("datarights.tasks.sweep_import_jobs", MINUTE),
         "ledger-due-reminders": _every("ledger.tasks.send_due_reminders", 5 * MINUTE),
         "oauth-sweep-abandoned-clients": _every("oauth.tasks.sweep_abandoned_clients", 60 * MINUTE),

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memories.mcp.endpoint import MCP_PATH, McpEndpoint
+from interfaces.mcp_server.endpoint import MCP_PATH, McpEndpoint
 from mmw.boundary import Boundary, bounded_pages
 from mmw.client_address import ClientAddress
 from oauth import endpoints as oauth_endpoints

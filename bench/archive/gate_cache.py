@@ -8,7 +8,7 @@ middleware, DRF, the key check, the billing gate, the rate counter; no HTTP serv
 subscription read on every call) and once with 1 (after), alternating. Prints statements per call,
 ms p50 / p95 and the ratio after/before of the p50s.
 
-Then the MCP endpoint's key verification (``memories.mcp.auth.ApiKeyVerifier``) of a cached key,
+Then the MCP endpoint's key verification (``interfaces.mcp_server.auth.ApiKeyVerifier``) of a cached key,
 on one event loop: before, ``resolve_key`` in a worker thread (``run_sync``); after,
 ``cached_principal`` on the loop; alternating, µs p50 / p95. A benchmark, not a test.
 """

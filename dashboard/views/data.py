@@ -19,14 +19,17 @@ from accounts.keys import Principal
 from accounts.models import Project, User
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
-from datarights import deletion, export, presenters, tasks, webhooks
+from datarights import deletion, export, presenters
 from datarights.export import export_response
 from datarights.importers.items import Upload
 from datarights.importers.services import SERVICES, peer_import
-from datarights.models import ImportJob, WebhookEndpoint
+from datarights.models import ImportJob
 from datarights.restore import jobs
 from mmw.boundary import BULK_BODY_BYTES
 from mmw.errors import Forbidden, InvalidInput, MMWError, PayloadTooLarge
+from webhooks import services as webhooks
+from webhooks import tasks as webhook_tasks
+from webhooks.models import WebhookEndpoint
 
 
 @login_required
@@ -143,7 +146,7 @@ def project_webhooks(request: HttpRequest, project_id: uuid.UUID) -> HttpRespons
         raise
     return page(
         request,
-        "datarights/webhooks.html",
+        "webhooks/endpoints.html",
         account=project.account,
         membership=principal.membership,
         project=project,
@@ -168,7 +171,7 @@ def _webhook_action(request: HttpRequest, project: Project, user: User) -> None:
             messages.success(request, "Webhook added. Its secret is shown below: verify MMW-Signature with it.")
         elif action == "test":
             webhooks.endpoint_send_test(project=project, actor=user, endpoint_id=endpoint_id)
-            transaction.on_commit(lambda: tasks.deliver_webhooks.delay())
+            transaction.on_commit(lambda: webhook_tasks.deliver_webhooks.delay())
             messages.success(request, "Test event queued; its delivery appears in the log below.")
         elif action == "enable":
             webhooks.endpoint_enable(project=project, actor=user, endpoint_id=endpoint_id)

@@ -1,8 +1,8 @@
 """What every import shares (``datarights.restore.importer`` explains an import): the reports and
 refusals, the callers' ``Policy``, and ``ImporterBase`` — the driving, the checks, the ids and
 authors, and the rows of the tenancy and of data rights themselves (projects, workspaces, audit
-rows). Each other app's rows are a mixin beside it: ``memory_rows``, ``session_rows``,
-``ledger_rows``.
+rows). Each other app's rows are a mixin in that app's ``restore`` module (``memories.restore``,
+``transcripts.restore``, ``ledger.restore``), registered here with ``register``.
 
 Why one module of this length: the helpers every mixin calls (ids renewed per project, authors
 and their labels, collisions and invalid lines with their line numbers, the one-statement insert)
@@ -18,9 +18,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
+from django.apps import apps
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 from django.utils import timezone
+from django.utils.module_loading import autodiscover_modules
 
 from accounts.models import Account, ApiKey, AuditEvent, Project, User, Workspace
 from accounts.services import audit_record
@@ -111,11 +113,26 @@ class Policy:
 
 Rows = list[tuple[int, dict[str, Any]]]
 
+_ROWS: dict[str, type[ImporterBase]] = {}  # app label -> the mixin building that app's rows
+
+
+def register(app_label: str, rows: type[ImporterBase]) -> None:
+    """An app's rows (its ``restore`` module calls this once, when imported): a subclass of
+    ``ImporterBase`` whose ``_handlers`` adds the line types it builds."""
+    _ROWS[app_label] = rows
+
+
+def registered() -> tuple[type[ImporterBase], ...]:
+    """Every app's rows, in the order of ``INSTALLED_APPS``; each app's ``restore`` module is
+    found as the admin finds ``admin`` modules, so this app imports none of them."""
+    autodiscover_modules("restore")
+    return tuple(_ROWS[config.label] for config in apps.get_app_configs() if config.label in _ROWS)
+
 
 class ImporterBase:
     """One import (``datarights.restore.importer``): the driving, the shared checks and ids, and the
     rows that are this app's and the tenancy's (projects, workspaces, audit rows). The rows of each
-    other app are built by its mixin (``memory_rows``, ``session_rows``, ``ledger_rows``)."""
+    other app are built by its mixin, in that app's ``restore`` module (``register``)."""
 
     def __init__(self, policy: Policy, progress: Progress | None = None) -> None:
         self.policy = policy

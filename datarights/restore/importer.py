@@ -20,9 +20,12 @@ Two kinds of caller (``Policy``):
   Ids are kept and a clash with another account is reported; authors are matched by e-mail with
   the account's members; audit lines are restored with their actors.
 
-The rows of each app are built by a mixin of ``ImporterBase`` (``datarights.restore.base``):
-``memory_rows`` (records, relations), ``session_rows`` (sessions, turns), ``ledger_rows`` (ledger
-entries); each adds its line types to the handler table.
+The rows of each app are built by a mixin of ``ImporterBase`` (``datarights.restore.base``) in that
+app's own ``restore`` module — ``memories.restore`` (records, relations), ``transcripts.restore``
+(sessions, turns), ``ledger.restore`` (ledger entries) — which adds its line types to the handler
+table and registers itself (``base.register``). The importer asks the app registry for them
+(``base.registered``), as the ``/mcp`` server asks for every app's tools, so this app imports no
+app's row builders.
 """
 
 from __future__ import annotations
@@ -30,16 +33,15 @@ from __future__ import annotations
 from datarights.restore.base import (
     MAX_REPORTED,
     Collisions,
+    ImporterBase,
     ImportReport,
     InvalidLines,
     Policy,
     Progress,
     Quota,
     queue_vectors,
+    registered,
 )
-from datarights.restore.ledger_rows import LedgerRows
-from datarights.restore.memory_rows import MemoryRows
-from datarights.restore.session_rows import SessionRows
 
 __all__ = [
     "MAX_REPORTED",
@@ -54,5 +56,12 @@ __all__ = [
 ]
 
 
-class Importer(MemoryRows, SessionRows, LedgerRows):
-    """One import (see the module docstring); ``run`` reads, checks and writes a whole file."""
+_CLASS: list[type[ImporterBase]] = []
+
+
+def Importer(policy: Policy, progress: Progress | None = None) -> ImporterBase:
+    """One import (see the module docstring); ``run`` reads, checks and writes a whole file. Its
+    class is ``ImporterBase`` with every installed app's rows mixed in (built once)."""
+    if not _CLASS:
+        _CLASS.append(type("Importer", (*registered(), ImporterBase), {"__module__": __name__}))
+    return _CLASS[0](policy, progress=progress)

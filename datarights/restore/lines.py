@@ -3,7 +3,10 @@ bounds, product rules and Memory Guard as the route that would write the same ro
 
 Each ``check_<type>`` takes one line of the file (docs/export-format.md) and returns its values
 as they will be stored, or raises a domain error that the importer reports with the line number.
-The rules, by field:
+This module holds the shared field rules and the checks of the lines that are data rights' and
+the tenancy's (projects, workspaces, audit rows); each app's lines are checked in its own
+``restore`` module with these rules and its own tables (``memories.restore.check_memory``,
+``transcripts.restore.check_session``, ``ledger.restore.check_entry``, …). The rules, by field:
 
 - fields a write route also takes (a record's content, tags, confidence, ...; a turn's role and
   content; a session's labels; a ledger entry's amount, currency, repeat, ...) go through that
@@ -21,8 +24,6 @@ The rules, by field:
 Unknown fields of a known type are ignored (the format's version policy); unknown types are the
 importer's to refuse.
 
-Why one module of this length: one short ``check_<type>`` per line type of the export format,
-sharing the field rules listed above.
 """
 
 from __future__ import annotations
@@ -35,17 +36,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from accounts.models import Project
-from ledger import inputs as ledger_inputs
-from ledger import services as ledger_services
-from ledger.currencies import format_amount
 from memories import inputs, record_rules
-from memories.inputs import ID_CHARS, MAX_INT, NAME_CHARS, TIME_CHARS, Param
-from memories.models import RelationType, Visibility
-from memories.remember import RememberInput, check_fields
+from memories.inputs import ID_CHARS, NAME_CHARS, TIME_CHARS, Param
 from mmw import text
 from mmw.errors import InvalidInput
-from transcripts import inputs as session_inputs
-from transcripts.services import screen_turn
 
 Line = dict[str, Any]
 
@@ -206,272 +200,6 @@ def check_workspace(line: Mapping[str, Any], door: Door) -> dict[str, Any]:
         "name": values["name"],
         "created_at": past("created_at", values["created_at"], door, required=True),
         "deleted_at": past("deleted_at", values["deleted_at"], door),
-    }
-
-
-# --- records ---------------------------------------------------------------------------------
-
-_FROM_REMEMBER = (
-    "content",
-    "scope",
-    "source",
-    "source_id",
-    "source_hash",
-    "source_revision",
-    "fact_key",
-    "confidence",
-    "derived_from",
-    "tags",
-    "reason",
-    "expected_version",
-    "visibility",
-    "position",
-)
-_REMEMBER = {p.name: p for p in inputs.REMEMBER}
-MEMORY_COMMON: tuple[Param, ...] = (
-    ID,
-    PROJECT,
-    Param("workspace", "string", "The workspace's id.", required=True, nullable=False, max_length=ID_CHARS),
-    Param("version", "integer", "The version.", required=True, nullable=False, minimum=1, maximum=MAX_INT),
-    Param("visibility", "string", "Who may see it.", default="project", nullable=False, enum=tuple(Visibility.values)),
-    AUTHOR,
-    CREATED_AT,
-    _time_param("occurred_at"),
-    FORGOTTEN,
-    FORGOTTEN_AT,
-)
-MEMORY_STUB: tuple[Param, ...] = (
-    *MEMORY_COMMON,
-    Param("forgotten_by", "string", "Who forgot it.", max_length=EMAIL_CHARS),
-)
-MEMORY_LIVE: tuple[Param, ...] = (
-    *(p for p in MEMORY_COMMON if p.name != "visibility"),
-    *(_REMEMBER[name] for name in _FROM_REMEMBER),
-    _time_param("superseded_at"),
-    _time_param("expires_at"),
-    _time_param("archived_at"),
-    Param("importance", "number", "Importance, 0..1.", default=0.5, nullable=False, minimum=0.0, maximum=1.0),
-    Param("device_label", "string", "The device label.", max_length=NAME_CHARS),
-)
-
-
-def check_memory(number: int, line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    """A record version (or a forgotten record's stub) as it will be stored."""
-    if line.get("forgotten"):
-        return _memory_stub(line, door)
-    values = _fields(line, MEMORY_LIVE)
-    check_fields(
-        RememberInput(
-            **{
-                **{k: None for k in RememberInput.__dataclass_fields__},
-                **{k: values[k] for k in _FROM_REMEMBER},
-                "workspace": "imported",
-            }
-        )
-    )
-    values = _guarded(door, number, values, record_rules.SCREENED_FIELDS)
-    common = _memory_common(values, door)
-    if common["forgotten_at"] is not None:
-        raise InvalidInput("a live record (forgotten: false) must have forgotten_at null")
-    return {
-        **common,
-        **{name: values[name] for name in _FROM_REMEMBER if name != "derived_from"},
-        "tags": values["tags"] or [],
-        "derived_from": [uuid_of("derived_from", i) for i in values["derived_from"] or []],
-        "importance": values["importance"],
-        "superseded_at": past("superseded_at", values["superseded_at"], door),
-        "archived_at": past("archived_at", values["archived_at"], door),
-        "expires_at": _expiry(values["expires_at"], door),
-        "department_ids": _department_ids(line),
-        "device_label": values["device_label"] or "",
-    }
-
-
-def _memory_stub(line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    values = _fields(line, MEMORY_STUB)
-    common = _memory_common(values, door)
-    if common["forgotten_at"] is None:
-        raise InvalidInput("a forgotten record's stub needs forgotten_at")
-    return {**common, "forgotten_by": _email(values["forgotten_by"])}
-
-
-def _memory_common(values: dict[str, Any], door: Door) -> dict[str, Any]:
-    created = past("created_at", values["created_at"], door, required=True)
-    return {
-        "id": uuid_of("id", values["id"]),
-        "project": values["project"],
-        "workspace": uuid_of("workspace", values["workspace"]),
-        "version": values["version"],
-        "visibility": values.get("visibility", "project"),
-        "author": _email(values["author"]),
-        "created_at": created,
-        "occurred_at": past("occurred_at", values["occurred_at"], door) or created,
-        "forgotten": bool(values["forgotten"]),
-        "forgotten_at": past("forgotten_at", values["forgotten_at"], door),
-    }
-
-
-RELATION_LINE: tuple[Param, ...] = (
-    Param("from", "string", "The record it starts at.", required=True, nullable=False, max_length=ID_CHARS),
-    Param("to", "string", "The record it points to.", required=True, nullable=False, max_length=ID_CHARS),
-    Param("relation", "string", "The kind.", required=True, nullable=False, enum=tuple(RelationType.values)),
-    Param("score", "number", "Its strength, 0..1.", required=True, nullable=False, minimum=0.0, maximum=1.0),
-    CREATED_AT,
-)
-
-
-def check_relation(line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    values = _fields(line, RELATION_LINE)
-    if values["relation"] not in RelationType.values:
-        raise InvalidInput(f"relation must be one of {', '.join(RelationType.values)}")
-    start, end = uuid_of("from", values["from"]), uuid_of("to", values["to"])
-    if start == end:
-        raise InvalidInput("a relation must join two different records")
-    return {
-        "from": start,
-        "to": end,
-        "relation": values["relation"],
-        "score": values["score"],
-        "created_at": past("created_at", values["created_at"], door, required=True),
-    }
-
-
-# --- sessions and turns ----------------------------------------------------------------------
-
-_UPSERT = {p.name: p for p in session_inputs.UPSERT}
-SESSION_LINE: tuple[Param, ...] = (
-    ID,
-    PROJECT,
-    Param("client", "string", "The client.", required=True, nullable=False, max_length=session_inputs.CLIENT_CHARS),
-    Param("client_session_id", "string", "The client's id.", max_length=session_inputs.SESSION_ID_CHARS),
-    _UPSERT["title"],
-    _UPSERT["working_directory"],
-    _UPSERT["device"],
-    _UPSERT["started_at"],
-    _UPSERT["ended_at"],
-    Param("shared_with_project", "boolean", "Shared.", default=False, nullable=False),
-    Param("turn_count", "integer", "Turns.", default=0, nullable=False, minimum=0, maximum=MAX_INT),
-    AUTHOR,
-    CREATED_AT,
-    _time_param("updated_at"),
-    FORGOTTEN,
-    FORGOTTEN_AT,
-)
-_LABELS = ("title", "working_directory", "device")
-
-
-def check_session(number: int, line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    values = _fields(line, SESSION_LINE)
-    created = past("created_at", values["created_at"], door, required=True)
-    stub = bool(values["forgotten"])
-    common = {
-        "id": uuid_of("id", values["id"]),
-        "project": values["project"],
-        "client": values["client"],
-        "author": _email(values["author"]),
-        "created_at": created,
-        "forgotten": stub,
-        "forgotten_at": past("forgotten_at", values["forgotten_at"], door, required=stub),
-    }
-    if stub:
-        text.check_name("client", values["client"], session_inputs.CLIENT_CHARS, wildcard_ok=True)
-        return common
-    key = session_inputs.session_key(values["client"], values["client_session_id"])
-    started = past("started_at", values["started_at"], door)
-    ended = past("ended_at", values["ended_at"], door)
-    if started is not None and ended is not None and ended < started:
-        raise InvalidInput("ended_at must not be before started_at")
-    labels = _guarded(door, number, {k: values[k] or "" for k in _LABELS}, _LABELS)
-    return {
-        **common,
-        "client_session_id": key.session_id,
-        **labels,
-        "started_at": started,
-        "ended_at": ended,
-        "shared_with_project": values["shared_with_project"],
-        "turn_count": values["turn_count"],
-        "updated_at": past("updated_at", values["updated_at"], door) or created,
-    }
-
-
-_TURN = {p.name: p for p in session_inputs.TURN_ITEM}
-TURN_LINE: tuple[Param, ...] = (
-    Param("session", "string", "The session's id.", required=True, nullable=False, max_length=ID_CHARS),
-    _TURN["position"],
-    _TURN["role"],
-    _TURN["content"],
-    Param("occurred_at", "string", "When it was said.", required=True, nullable=False, max_length=TIME_CHARS),
-    Param("content_hash", "string", "SHA-256 of role and content, hex.", required=True, nullable=False, max_length=64),
-    Param("is_stub", "boolean", "Withheld by the Guard.", default=False, nullable=False),
-    Param("stub_reason", "string", "Why.", max_length=200),
-    CREATED_AT,
-)
-
-
-def check_turn(number: int, line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    """A turn as an upload would store it: its text redacted, or withheld as a stub naming the
-    Guard's reason; a stub of the file stays a stub (its text is the Guard's own)."""
-    values = _fields(line, TURN_LINE)
-    if not values["role"].strip():
-        raise InvalidInput("role must not be empty")
-    if not _HEX64.match(values["content_hash"]):
-        raise InvalidInput("content_hash must be 64 lower-case hex digits")
-    content, reason = values["content"], values["stub_reason"] or ""
-    if not values["is_stub"]:
-        content, withheld, redactions = screen_turn(content, secrets_mode=door.secrets_mode)
-        door.redacted.extend(f"line {number}: content: {rule}" for rule in redactions)
-        reason = withheld or ""
-    return {
-        "session": uuid_of("session", values["session"]),
-        "position": values["position"],
-        "role": values["role"],
-        "content": content,
-        "content_hash": values["content_hash"],
-        "is_stub": bool(reason) or values["is_stub"],
-        "stub_reason": reason,
-        "occurred_at": past("occurred_at", values["occurred_at"], door, required=True),
-        "created_at": past("created_at", values["created_at"], door, required=True),
-    }
-
-
-# --- ledger entries --------------------------------------------------------------------------
-
-ENTRY_LINE: tuple[Param, ...] = (
-    ID,
-    PROJECT,
-    *ledger_inputs.RECORD,
-    Param("content_digest", "string", "The entry's digest.", max_length=64),
-    Param("device_label", "string", "The device label.", max_length=NAME_CHARS),
-    Param("reverses", "string", "The entry it reverses.", max_length=ID_CHARS),
-    Param("completes", "string", "The reminder it completes.", max_length=ID_CHARS),
-    _time_param("completes_due_at"),
-    AUTHOR,
-    CREATED_AT,
-)
-
-
-def check_entry(number: int, line: Mapping[str, Any], door: Door) -> dict[str, Any]:
-    """A ledger entry through ``ledger_record``'s table, Guard and product rules."""
-    values = _fields(line, ENTRY_LINE)
-    for name in ("repeat", "counterparty", "category", "memo"):
-        values[name] = values[name] or None  # "" in the file is "none", as the route reads it
-    values = _guarded(door, number, values, ledger_services.SCREENED)
-    fields = ledger_services.entry_fields(values, door.now)
-    if values["content_digest"] is not None and not _HEX64.match(values["content_digest"]):
-        raise InvalidInput("content_digest must be 64 lower-case hex digits")
-    return {
-        **fields,
-        "amount_text": format_amount(fields["amount"], fields["currency"]),
-        "id": uuid_of("id", values["id"]),
-        "project": values["project"],
-        "content_digest": values["content_digest"] or ledger_services.content_digest(fields),
-        "department_ids": _department_ids(line),
-        "device_label": values["device_label"] or "",
-        "reverses": uuid_of("reverses", values["reverses"]) if values["reverses"] else None,
-        "completes": uuid_of("completes", values["completes"]) if values["completes"] else None,
-        "completes_due_at": _time("completes_due_at", values["completes_due_at"], latest=LATEST_DUE),
-        "author": _email(values["author"]),
-        "created_at": past("created_at", values["created_at"], door, required=True),
     }
 
 

@@ -1,6 +1,10 @@
 """The memory operations' OpenAPI description: their answers' component schemas and the request
 bodies taken from ``memories.inputs`` (the one parameter table). The kit every REST module shares
 (``operation``, the error statuses, the bearer scheme, ``/healthz``) is ``interfaces.schema``.
+
+Why one module of this length: it is one declaration per memory route (its answer's component
+schema, its request body, its examples), in the order of the reference; each is short and they
+share the component names the generated schema links together.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""What an agent reads about MMW and each tool: when to use it, the key parameters, the answer.
+"""What an agent reads about each memory tool: when to use it, the key parameters, the answer
+(what it reads about MMW as a whole, the server's instructions, is ``interfaces.mcp_server.instructions``).
 
-Every ``tools/list`` carries these texts, so each is a few lines (``memories.mcp.budget``): the
+Every ``tools/list`` carries these texts, so each is a few lines (``interfaces.mcp_server.budget``): the
 rest — every parameter, bound, answer field and error — is the tool's reference page, which each
 text names as an MCP resource (``mmw://docs/<tool>``, docs/reference/<tool>.md). Per-parameter
 texts live in ``memories.inputs`` (they become the input schemas); these say how the tools fit
@@ -8,25 +9,6 @@ together.
 """
 
 from __future__ import annotations
-
-INSTRUCTIONS = """\
-MMW is the long-term memory of this project, shared by the people and agents who work on it.
-Before answering questions about the project or starting a task, look up what is already known
-(search, or recall_context for a ready-made pack). When you learn something durable — how things
-are deployed, a decision and its reason, a convention, a user preference, the lesson of an
-incident — store it with remember, citing where it came from (source_id, source_hash).
-Every record has a status: "unverified" (usable, cite its source), "stale" (its source changed:
-re-read the source and store the current fact), or "conflict" (another live record — a version
-of the same fact_key, or one the archivist found contradicting it — says something else: show the
-human both, never pick one silently).
-Records are never overwritten; remove a wrong or outdated one explicitly with forget.
-A short search names other_workspaces where the answer may be; time words ("last week") are read
-against now (time_window); explain: true says why each result ranked.
-Secrets are redacted before storage, and text that tries to instruct agents is refused.
-Money is not memory: payments, invoices and payment reminders belong in the ledger (the ledger_*
-tools, listed to keys with a ledger scope), never in remember.
-Each tool's full reference (every parameter, bound and error text) is the resource
-mmw://docs/<tool>; every error text is explained in mmw://docs/errors."""
 
 REMEMBER = """\
 Store a durable fact, decision or convention: content that stands on its own, with its source \

@@ -1,4 +1,6 @@
-"""Records as MCP resources: ``mmw://memories/<id>``; and the reference pages: ``mmw://docs/<page>``.
+"""Records as MCP resources: ``mmw://memories/<id>``, registered with the one ``/mcp`` server
+(``interfaces.mcp.register_resources``; the reference pages, ``mmw://docs/<page>``, are the
+server's own: ``interfaces.mcp_server.docs``).
 
 ``resources/list`` pages through the caller's readable live records one workspace at a time
 (workspaces by name, records newest first, ``PAGE_SIZE`` a page; the cursor names the workspace
@@ -6,28 +8,19 @@ and the page). ``resources/read`` answers exactly what ``get_memory`` answers, t
 selector, so the same visibility rule decides: a record the caller cannot read is "memory not
 found", like one that does not exist. ``search`` and ``recall_context`` link each record they
 return (``resource_link`` content blocks).
-
-Each tool's description names its reference page, ``mmw://docs/<tool>`` (docs/reference/<tool>.md,
-Markdown, the same text ``/docs/<tool>.md`` serves): every parameter, bound, answer field and error
-is there rather than in the tool list every session reads (``memories.mcp.budget``). The pages are
-public (``/docs/`` needs no key), so reading one needs no scope; they are advertised by a resource
-template, not listed among the caller's records.
-
-Everything here is synchronous ORM work: the server runs it with ``run_sync``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from mcp_types import Resource, ResourceLink, ResourceTemplate
 
 from accounts.keys import Principal
-from interfaces import reference
+from interfaces.mcp import Listing, Resources, register_resources
 from memories import presenters, selectors
-from mmw.errors import InvalidInput, NotFound
+from mmw.errors import InvalidInput
 
 PREFIX = "mmw://memories/"
 MIME_TYPE = "application/json"
@@ -42,23 +35,6 @@ TEMPLATE = ResourceTemplate(
     description="One record, as get_memory answers it (JSON), if you can read it.",
     mime_type=MIME_TYPE,
 )
-
-
-DOCS_PREFIX = "mmw://docs/"
-DOCS_MIME_TYPE = "text/markdown"
-DOCS_TEMPLATE = ResourceTemplate(
-    uri_template=DOCS_PREFIX + "{page}",
-    name="reference",
-    title="An MMW reference page",
-    description="Markdown: a tool's name (its parameters, bounds, answer and errors), errors, rest, or README.",
-    mime_type=DOCS_MIME_TYPE,
-)
-
-
-@dataclass(frozen=True)
-class Listing:
-    resources: list[Resource]
-    next_cursor: str | None
 
 
 def uri(memory_id: str) -> str:
@@ -121,13 +97,4 @@ def read(principal: Principal, resource_uri: str) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def is_doc(resource_uri: str) -> bool:
-    return resource_uri.startswith(DOCS_PREFIX)
-
-
-def read_doc(resource_uri: str) -> str:
-    """The reference page at ``resource_uri`` (Markdown; ``NotFound`` for any other name)."""
-    text = reference.pages().get(resource_uri[len(DOCS_PREFIX) :]) if is_doc(resource_uri) else None
-    if text is None:
-        raise NotFound("reference page not found")
-    return text
+register_resources("memories", Resources(PREFIX, TEMPLATE, MIME_TYPE, list_page, read))

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "billing",
     "oauth",
     "datarights",
+    "webhooks",
 ]
 
 MIDDLEWARE = [

@@ -16,10 +16,11 @@ from accounts import refused_calls, services
 from accounts.models import ApiKey, User
 from billing import services as billing_services
 from dashboard.principals import principal_for_user
-from datarights.models import AccountDeletion, WebhookDelivery, WebhookEndpoint
+from datarights.models import AccountDeletion
 from memories.services import memory_remember
 from tests.conftest import Tenancy
 from tests.dashboard.conftest import client_for
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -135,8 +136,8 @@ def test_support_reads_deletions_webhooks_and_refused_calls_in_the_admin(staff: 
     client = client_for(staff)
     for name in (
         "admin:datarights_accountdeletion_changelist",
-        "admin:datarights_webhookendpoint_changelist",
-        "admin:datarights_webhookdelivery_changelist",
+        "admin:webhooks_webhookendpoint_changelist",
+        "admin:webhooks_webhookdelivery_changelist",
         "admin:accounts_refusedcall_changelist",
     ):
         assert client.get(reverse(name)).status_code == 200, name

@@ -1,5 +1,5 @@
 """docs/reference/mcp.md says what ``/mcp`` serves: the revisions and the caching hints it names
-are the server's own (``memories.mcp.endpoint``)."""
+are the server's own (``interfaces.mcp_server.endpoint``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from memories.mcp.endpoint import CACHE_HINTS, HANDSHAKE_REVISIONS, SERVED_REVISIONS, STATELESS_REVISIONS
+from interfaces.mcp_server.endpoint import CACHE_HINTS, HANDSHAKE_REVISIONS, SERVED_REVISIONS, STATELESS_REVISIONS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "mcp.md"
 

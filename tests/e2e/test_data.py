@@ -13,15 +13,16 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from accounts.keys import resolve_key
-from datarights import webhooks
-from datarights.models import AccountDeletion, WebhookEndpoint
+from datarights.models import AccountDeletion
 from memories.services import memory_remember
 from tests import live
 from tests.conftest import Tenancy
-from tests.datarights.test_webhooks import Receiver
 from tests.e2e.conftest import shot
 from tests.e2e.test_csp import Watcher
 from tests.e2e.test_journeys import signed_in
+from tests.webhooks.test_webhooks import Receiver
+from webhooks import services as webhooks
+from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.slow
 

@@ -87,7 +87,7 @@ def test_mcp_and_rest_give_the_same_answers_and_error_texts(live_server: LiveSer
 
 
 def test_oauth_tokens_need_the_ledger_scope_of_each_ledger_tool() -> None:
-    from memories.mcp.tools import scope_of_tool
+    from interfaces.mcp_server.tools import scope_of_tool
 
     scopes = scope_of_tool()
     assert {t: scopes[t] for t in scopes if t.startswith("ledger_")} == {

@@ -21,7 +21,7 @@ def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str
     from django.db.models.functions import Cast
     from pgvector.django import CosineDistance, VectorField
 
-    from memories import search
+    from memories import dense, search
 
     as_typed = Cast("embedding", VectorField(dimensions=len(vector)))
     ranked = (
@@ -33,7 +33,7 @@ def orm_nearest(candidates: QuerySet[Memory], vector: list[float], model_id: str
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(dense.EF_SEARCH)}")
         rows = list(ranked)
     return [search.Candidate(rid, 1.0 - float(distance), created) for rid, distance, created in rows]
 

@@ -207,13 +207,13 @@ def test_unexpected_exception_is_internal_error_without_details(
         raise RuntimeError("db password is hunter2")
 
     monkeypatch.setattr(selectors, "memory_search", explode)
-    with caplog.at_level(logging.ERROR, logger="memories.mcp.tools"):
+    with caplog.at_level(logging.ERROR, logger="interfaces.mcp_server.tools"):
         answer = mcp_call(live_server, tenancy.alice.key, "search", {"query": "anything"})
     is_error, text = answer
     assert is_error
     match = re.fullmatch(r"Error executing tool search: internal error \(request ([0-9a-f]{12})\)", str(text))
     assert match, text
-    logged = [r for r in caplog.records if r.name == "memories.mcp.tools"]
+    logged = [r for r in caplog.records if r.name == "interfaces.mcp_server.tools"]
     assert len(logged) == 1, "logged once"
     assert match.group(1) in logged[0].getMessage()
     assert logged[0].exc_info is not None

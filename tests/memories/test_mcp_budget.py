@@ -1,4 +1,4 @@
-"""The tool list's budget (``memories.mcp.budget``, issue #36), measured on the server's own
+"""The tool list's budget (``interfaces.mcp_server.budget``, issue #36), measured on the server's own
 listing: what a default key's agent reads before its first question stays small, and the long
 reference is one resource away (``mmw://docs/<tool>``) rather than pasted into each tool."""
 
@@ -12,9 +12,9 @@ from mcp_types import ListToolsResult
 
 from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, LEDGER_SCOPES, SCOPE_READ
 from interfaces import reference
+from interfaces.mcp_server.budget import BUDGET, measure
+from interfaces.mcp_server.endpoint import build_server
 from memories import inputs
-from memories.mcp.budget import BUDGET, measure
-from memories.mcp.endpoint import build_server
 
 KINDS = {
     "default": DEFAULT_KEY_SCOPES,

@@ -1,5 +1,5 @@
 """The MCP endpoint verifies a key that ``accounts.key_cache`` holds on the event loop, without a
-thread hop (``memories.mcp.auth.ApiKeyVerifier``); anything else still goes through
+thread hop (``interfaces.mcp_server.auth.ApiKeyVerifier``); anything else still goes through
 ``resolve_key`` in a worker thread, so a revoked or expired key is refused as before."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts import key_cache, keys
 from accounts.models import ApiKey
-from memories.mcp import auth
+from interfaces.mcp_server import auth
 from tests.conftest import Tenancy
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 """Every MCP tool's ``outputSchema`` against its real answers, over real HTTP.
 
-The schemas are generated from the answer ``TypedDict``s (``memories.mcp.schemas``); here each
+The schemas are generated from the answer ``TypedDict``s (``interfaces.mcp_server.schemas``); here each
 tool is called for real — every shape its answer can take (a forgotten stub in a history, both
 kinds of ``forget``, stale and fresh records, session hits with context) — and each answer is
 validated twice: against its tool's advertised (compact) schema, as a client does, and against
@@ -24,7 +24,7 @@ from mcp_types import CallToolResult, TextContent, Tool
 
 from accounts.models import ALL_SCOPES
 from interfaces.mcp import registered
-from memories.mcp import schemas
+from interfaces.mcp_server import schemas
 from tests import live
 from tests.conftest import Tenancy
 from tests.factories import issue_key

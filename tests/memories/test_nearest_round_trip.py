@@ -16,7 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.keys import resolve_key
-from memories import search, selectors, vectors
+from memories import dense, search, selectors, vectors
 from memories.models import Memory
 from tests.conftest import Tenancy
 from tests.memories.orm_reference import orm_nearest
@@ -74,7 +74,7 @@ def test_one_statement_with_its_settings(tenancy: Tenancy) -> None:
     assert len(captured.captured_queries) == 1
     sql = captured.captured_queries[0]["sql"]
     assert sql.startswith(
-        f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(search.EF_SEARCH)}; SELECT"
+        f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {int(dense.EF_SEARCH)}; SELECT"
     )
 
 

@@ -26,7 +26,6 @@ from accounts.keys import resolve_key
 from accounts.models import ALL_SCOPES
 from billing.models import Plan, Subscription
 from dashboard.principals import principal_for_user
-from datarights.models import WebhookEndpoint
 from datarights.restore import jobs
 from ledger.services import ledger_record
 from memories.services import memory_remember
@@ -34,6 +33,7 @@ from mmw import outbound
 from tests import live
 from tests.factories import issue_key
 from tests.memories import fuzz, fuzz_surfaces
+from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.slow
 live_server = live.live_server

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from django.db import OperationalError
 
+from interfaces.mcp_server import auth
 from memories import selectors
-from memories.mcp import auth
 from mmw.boundary import BULK_BODY_BYTES, MAX_BODY_BYTES, json_too_deep
 from tests.conftest import Tenancy
 from tests.live import LiveServer, live_server, mcp_call

@@ -4,7 +4,7 @@ The address table lists every form an address can take to reach a non-public hos
 ranges, and IPv6 ones, including those that stand for an IPv4 address (mapped, compatible,
 translated, NAT64, 6to4) — and the public forms that must still pass. The URL table lists
 malformed URLs that used to escape as exceptions (500s) and must be refused. The deadline tests
-run a local receiver that drips its answer a byte at a time (``tests.datarights.drip``)."""
+run a local receiver that drips its answer a byte at a time (``tests.webhooks.drip``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from mmw import outbound
-from tests.datarights.drip import DripServer
+from tests.webhooks.drip import DripServer
 
 POLICY = outbound.Policy()
 NOT_PUBLIC = "a private, loopback or link-local address"

@@ -24,14 +24,14 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.keys import resolve_key
-from datarights import webhooks
-from datarights.delivery import FIRST_RETRY, LANE_LOCK
-from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import services
 from mmw import outbound
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
-from tests.datarights.drip import DripServer
+from tests.webhooks.drip import DripServer
+from webhooks import services as webhooks
+from webhooks.delivery import FIRST_RETRY, LANE_LOCK
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # starts HTTP servers (the receivers)
 

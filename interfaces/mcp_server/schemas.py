@@ -9,7 +9,7 @@ Two renderings of one definition:
   field without its ``TypedDict`` fails.
 - ``output_schema``: what a tool advertises — the answer's top-level fields with their JSON types
   and which are always present; a nested object or list is typed but not spelled out. Every
-  ``tools/list`` carries it, so it is kept small (``memories.mcp.budget``); the fields inside a
+  ``tools/list`` carries it, so it is kept small (``interfaces.mcp_server.budget``); the fields inside a
   record, a session hit or a ledger entry are on each tool's reference page (``mmw://docs/<tool>``).
   MCP asks that ``structuredContent`` conform to a declared ``outputSchema`` (clients validate
   it): every answer that conforms to ``answer_schema`` conforms to this one.

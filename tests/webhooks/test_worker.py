@@ -17,15 +17,16 @@ import redis
 from django.conf import settings as django_settings
 from django.db import connection
 
-from datarights import tasks, webhooks
-from datarights.models import WebhookDelivery, WebhookEndpoint
 from tests.conftest import Tenancy
-from tests.datarights.drip import DripServer
-from tests.datarights.test_webhooks import Receiver
+from tests.webhooks.drip import DripServer
+from tests.webhooks.test_webhooks import Receiver
 from tests.worker import CeleryWorker, wait_for
+from webhooks import services as webhooks
+from webhooks import tasks
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-TASK = "datarights.tasks.deliver_webhooks"
+TASK = "webhooks.tasks.deliver_webhooks"
 DEADLINE = 1.5
 WORKER_ENV = {
     "MMW_WEBHOOK_ALLOW_HTTP": "1",

@@ -4,7 +4,7 @@ project may read (records of visibility ``project``/``org``, sessions shared wit
 
 The database is the outbox, as for the archivist: ``scan`` turns what happened since each
 endpoint's ``cursor`` (minus ``LAG``, so a transaction still open is not skipped) into
-``WebhookDelivery`` rows, at most one per event and endpoint; ``datarights.delivery`` sends the
+``WebhookDelivery`` rows, at most one per event and endpoint; ``webhooks.delivery`` sends the
 due ones (``deliver_due``, re-exported here), fairly across accounts, each within its deadline.
 Every URL goes through ``mmw.outbound`` (well formed, https, public addresses, checked
 again at each delivery and redirect).
@@ -25,15 +25,15 @@ from django.utils import timezone
 from accounts.keys import principal_for
 from accounts.models import Project, User
 from accounts.services import audit_record
-from datarights.delivery import deliver_due as deliver_due  # the webhook service's one entry point
-from datarights.delivery import outbound_policy
-from datarights.models import WebhookDelivery, WebhookEndpoint
 from memories import statuses
 from memories.models import Memory, Visibility
 from mmw import outbound
 from mmw.errors import InvalidInput, NotFound
 from orgs.selectors import acting_membership
 from transcripts.models import Session
+from webhooks.delivery import deliver_due as deliver_due  # the webhook service's one entry point
+from webhooks.delivery import outbound_policy
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 LAG = dt.timedelta(seconds=10)
 SCAN_BATCH = 1000

@@ -27,8 +27,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from accounts.keys import Principal, Refusal, bearer_token, cached_principal, refusal_text, resolve_key_or_refusal
 from accounts.models import MEMORY_SCOPES, SCOPE_READ
+from interfaces.mcp_server.docs import DOCS_PREFIX
 from interfaces.threads import run_sync
-from memories.mcp.resources import DOCS_PREFIX
 from oauth import config
 
 

@@ -43,11 +43,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.services import audit_record
-from datarights.models import WebhookDelivery, WebhookEndpoint
 from mmw import outbound
 from mmw.mail import send_in_languages
 from orgs.models import Membership
 from orgs.selectors import MANAGING_ROLES
+from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 DELIVER_BATCH = 50
 LANES = 8

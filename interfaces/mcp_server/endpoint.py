@@ -51,9 +51,9 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from interfaces.threads import run_sync
-from memories.mcp import descriptions, resources
-from memories.mcp.auth import (
+from interfaces.mcp import Listing, Resources, registered_resources
+from interfaces.mcp_server import docs
+from interfaces.mcp_server.auth import (
     ApiKeyVerifier,
     AudienceBoundBackend,
     BearerGate,
@@ -61,7 +61,9 @@ from memories.mcp.auth import (
     read_body,
     with_canonical_authorization,
 )
-from memories.mcp.tools import build_tools, scope_of_tool, tools_for
+from interfaces.mcp_server.instructions import INSTRUCTIONS
+from interfaces.mcp_server.tools import build_tools, scope_of_tool, tools_for
+from interfaces.threads import run_sync
 from memories.presenters import API_VERSION
 from mmw.errors import MMWError, NotFound
 
@@ -101,8 +103,9 @@ class MmwServer(MCPServer):
     error (-32602 invalid params), not a tool result with ``isError`` (which is for a tool that
     ran and failed); tools listed per caller (only those its scopes let it call:
     ``tools.tools_for``; every tool stays callable, so one left out answers its documented 403);
-    records as resources, listed and read as the caller (``memories.mcp.resources``: the SDK's
-    own resources are static, registered once); and the reference pages the tools name.
+    the apps' resources (``interfaces.mcp.registered_resources``: memories' records), listed and
+    read as the caller (the SDK's own resources are static, registered once); and the reference
+    pages the tools name (``docs``).
 
     ``capabilities`` is what the server offers, set once by ``build_server``: ``initialize``
     and ``server/discover`` both report it."""
@@ -128,7 +131,7 @@ class MmwServer(MCPServer):
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
         cursor = params.cursor if params is not None else None
-        listing = await _as_mcp_error(resources.list_page, principal_of(ctx.request), cursor)
+        listing = await _as_mcp_error(_list_page, principal_of(ctx.request), cursor)
         return ListResourcesResult(resources=listing.resources, next_cursor=listing.next_cursor)
 
     async def _handle_discover(self, ctx: ServerRequestContext[Any, Any], params: RequestParams) -> DiscoverResult:
@@ -141,18 +144,33 @@ class MmwServer(MCPServer):
         )
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return [resources.TEMPLATE, resources.DOCS_TEMPLATE]
+        return [*(r.template for r in registered_resources()), docs.DOCS_TEMPLATE]
 
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> list[ReadResourceContents]:
-        if resources.is_doc(str(uri)):
+        if docs.is_doc(str(uri)):
             try:
-                page = resources.read_doc(str(uri))
+                page = docs.read_doc(str(uri))
             except NotFound as exc:
                 raise ResourceNotFoundError(exc.message) from None
-            return [ReadResourceContents(content=page, mime_type=resources.DOCS_MIME_TYPE)]
+            return [ReadResourceContents(content=page, mime_type=docs.DOCS_MIME_TYPE)]
         request = context.request_context.request if context is not None else None
-        text = await _as_mcp_error(resources.read, principal_of(request), str(uri))
-        return [ReadResourceContents(content=text, mime_type=resources.MIME_TYPE)]
+        owner = _owner_of(str(uri))
+        text = await _as_mcp_error(owner.read, principal_of(request), str(uri))
+        return [ReadResourceContents(content=text, mime_type=owner.mime_type)]
+
+
+def _owner_of(uri: str) -> Resources:
+    """The app whose resources ``uri`` names; any other URI goes to the first (memories' records,
+    which answer it "memory not found", as before there were several)."""
+    owners = registered_resources()
+    return next((r for r in owners if uri.startswith(r.prefix)), owners[0])
+
+
+def _list_page(principal: Any, cursor: str | None) -> Listing:
+    """One page of the caller's resources: the first registered app's (memories' records, a
+    workspace at a time; no other app lists resources today)."""
+    owners = registered_resources()
+    return owners[0].list_page(principal, cursor) if owners else Listing([], None)
 
 
 async def _as_mcp_error(fn: Callable[..., T], *args: Any) -> T:
@@ -168,11 +186,11 @@ async def _as_mcp_error(fn: Callable[..., T], *args: Any) -> T:
 
 def build_server() -> MmwServer:
     """The SDK server with MMW's tools and no auth of its own: ``McpEndpoint`` puts the bearer
-    check (keys and OAuth tokens, audience-bound) in front of it (``memories.mcp.auth``)."""
+    check (keys and OAuth tokens, audience-bound) in front of it (``interfaces.mcp_server.auth``)."""
     server = MmwServer(
         "mmw",
         title="MMW memory",
-        instructions=descriptions.INSTRUCTIONS,
+        instructions=INSTRUCTIONS,
         version=API_VERSION,
         tools=build_tools(),
         cache_hints=CACHE_HINTS,

@@ -9,10 +9,10 @@ import html
 import pytest
 from django.test import Client
 
-from datarights import webhooks
-from datarights.models import WebhookEndpoint
 from mmw.errors import InvalidInput
 from tests.conftest import Tenancy
+from webhooks import services as webhooks
+from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 
