@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from datarights.models import AccountDeletion, WebhookDelivery, WebhookEndpoint
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 
 if TYPE_CHECKING:
     DeletionBase = admin.ModelAdmin[AccountDeletion]
@@ -18,6 +19,10 @@ if TYPE_CHECKING:
     DeliveryBase = admin.ModelAdmin[WebhookDelivery]
 else:
     DeletionBase = EndpointBase = DeliveryBase = admin.ModelAdmin
+
+labelled(AccountDeletion, _("account deletion"), _("account deletions"))
+labelled(WebhookEndpoint, _("webhook endpoint"), _("webhook endpoints"))
+labelled(WebhookDelivery, _("webhook delivery"), _("webhook deliveries"))
 
 
 @admin.register(AccountDeletion)

@@ -29,7 +29,12 @@ pytestmark = pytest.mark.django_db
 
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%%")
 TAG = re.compile(r"<[^>]+>")
-HIDDEN = re.compile(r"<(script|style|pre|code)\b.*?</\1>|<(span|td) class=\"[^\"]*mono[^\"]*\">.*?</\2>", re.DOTALL)
+# Code, and text a page marks as English on purpose (``lang="en"``: what an agent read, a stored reason).
+HIDDEN = re.compile(
+    r"<(script|style|pre|code)\b.*?</\1>|<(span|td) class=\"[^\"]*mono[^\"]*\">.*?</\2>"
+    r"|<(span|td|option) [^>]*lang=\"en\"[^>]*>.*?</\3>",
+    re.DOTALL,
+)
 # The reference's pages not translated are English Markdown, titles included, served as English
 # (``lang="en"``, with a notice in the reader's language): the crawler reads the frame around them,
 # not their text, nor the contents' list of titles. A page written in the reader's language (the
