@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from interfaces.people_errors import for_people
 from ledger import inputs
 from ledger.selectors import ledger_balance, ledger_list, ledger_rows, ledger_upcoming
 from ledger.services import ledger_complete, ledger_reverse
@@ -58,7 +59,7 @@ def ledger(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         upcoming = list(ledger_upcoming(principal=principal, payload={})["reminders"])
     except MMWError as exc:
         raise_as_http(exc)
-        error = exc.message
+        error = for_people(exc)
     query = urlencode(filters)
     return page(
         request,
@@ -89,7 +90,7 @@ def ledger_export(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse |
         rows = ledger_rows(principal=principal, payload=_filters(request))
     except MMWError as exc:
         raise_as_http(exc)
-        return HttpResponse(exc.message, status=400, content_type="text/plain; charset=utf-8")
+        return HttpResponse(for_people(exc), status=400, content_type="text/plain; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     return streaming.download(
         streaming.encoded(rows), content_type="text/csv; charset=utf-8", filename=f"mmw-ledger-{project.pk}-{stamp}.csv"
