@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
+from dashboard.templatetags.mmw_dashboard import exact_date, money
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
 from interfaces.people_errors import for_people
 from ledger import inputs
@@ -111,7 +112,11 @@ def ledger_complete_view(request: HttpRequest, project_id: uuid.UUID, entry_id: 
         messages.success(
             request,
             _("Completed: %(amount)s %(currency)s due %(completes_due_at)s.")
-            % {"amount": entry["amount"], "currency": entry["currency"], "completes_due_at": entry["completes_due_at"]},
+            % {
+                "amount": money(entry["amount"]),
+                "currency": entry["currency"],
+                "completes_due_at": exact_date(entry["completes_due_at"]),
+            },
         )
     return redirect("dashboard:ledger", project_id=project.pk)
 
