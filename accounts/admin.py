@@ -18,13 +18,16 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts import admin_customer
 from accounts.admin_login import ThrottledAdminAuthenticationForm
 from accounts.models import Account, ApiKey, AuditEvent, Project, RefusedCall, User, Workspace
+from accounts.refusals import LABELS as REFUSALS
 from accounts.selectors import accounts_matching, key_prefix_in
 from accounts.services import api_key_revoke
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 
 if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
     UserBase = DjangoUserAdmin[User]
@@ -41,6 +44,14 @@ else:
 # The admin's login is throttled like the dashboard's (same limiter, same counters).
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
+labelled(User)  # Django names the user model and its own fields (translated); MMW's: language
+labelled(Account, _("account"), _("accounts"))
+labelled(Project, _("project"), _("projects"))
+labelled(Workspace, _("workspace"), _("workspaces"))
+labelled(ApiKey, _("API key"), _("API keys"))
+labelled(AuditEvent, _("audit event"), _("audit events"))
+labelled(RefusedCall, _("refused call"), _("refused calls"))
+
 
 @admin.register(User)
 class UserAdmin(UserBase):
@@ -50,8 +61,8 @@ class UserAdmin(UserBase):
     search_fields = ("email",)
     fieldsets = (
         (None, {"fields": ("email", "password")}),
-        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
-        ("Dates", {"fields": ("last_login", "date_joined")}),
+        (_("Permissions"), {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        (_("Dates"), {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 
@@ -74,7 +85,7 @@ class AccountAdmin(AccountBase):
     list_display = ("tenant_id", "name", "kind", "created_at", "customer_link")
     list_filter = ("kind",)
     search_fields = ("tenant_id", "name", "memberships__user__email")
-    search_help_text = "E-mail, tenant id, name, project id, or a key (mmw_… as shown, or the bare prefix)."
+    search_help_text = _("E-mail, tenant id, name, project id, or a key (mmw_… as shown, or the bare prefix).")
     readonly_fields = ("tenant_id", "kind", "created_at", "customer_link")
     inlines = (ProjectInline,)
 
@@ -91,9 +102,9 @@ class AccountAdmin(AccountBase):
                 return redirect(_customer_url(found[0], key_prefix_in(term)))
         return super().changelist_view(request, extra_context)
 
-    @admin.display(description="customer page")
+    @admin.display(description=_("customer page"))
     def customer_link(self, obj: Account) -> str:
-        return format_html('<a href="{}">Customer page</a>', _customer_url(obj.pk, None))
+        return format_html('<a href="{}">{}</a>', _customer_url(obj.pk, None), gettext("Customer page"))
 
     def get_urls(self) -> list[URLPattern]:
         own = [
@@ -116,7 +127,7 @@ class AccountAdmin(AccountBase):
             **self.admin_site.each_context(request),
             **admin_customer.context(account, prefix),
             "opts": self.model._meta,
-            "title": f"Customer: {account.name}",
+            "title": gettext("Customer: %(name)s") % {"name": account.name},
             "searched_prefix": prefix,
         }
         return TemplateResponse(request, "admin/accounts/account/customer.html", context)
@@ -159,7 +170,9 @@ class ApiKeyAdmin(ApiKeyBase):
     list_select_related = ("user", "account", "project")
     list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
     search_fields = ("prefix", "user__email", "account__tenant_id", "device_label")
-    search_help_text = "A key as shown (mmw_DtDrnBJw…), the whole key, its prefix, an e-mail, a tenant id or a device."
+    search_help_text = _(
+        "A key as shown (mmw_DtDrnBJw…), the whole key, its prefix, an e-mail, a tenant id or a device."
+    )
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[ApiKey], search_term: str) -> Any:
         prefix = key_prefix_in(search_term)
@@ -183,13 +196,13 @@ class ApiKeyAdmin(ApiKeyBase):
     )
     actions = ("revoke",)
 
-    @admin.display(description="key")
+    @admin.display(description=_("key"))
     def prefix_display(self, obj: ApiKey) -> str:
         return f"mmw_{obj.prefix}…"
 
-    @admin.display(description="state")
+    @admin.display(description=_("state"))
     def state(self, obj: ApiKey) -> str:
-        return admin_customer.key_state(obj)
+        return str(admin_customer.STATE_LABELS[admin_customer.key_state(obj)])
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # keys are issued to their holder, shown once; never by staff
@@ -197,7 +210,7 @@ class ApiKeyAdmin(ApiKeyBase):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # revoke instead: the row stays for audit
 
-    @admin.action(description="Revoke the selected keys", permissions=["change"])
+    @admin.action(description=_("Revoke the selected keys"), permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         staff = request.user
         assert isinstance(staff, User)
@@ -205,30 +218,56 @@ class ApiKeyAdmin(ApiKeyBase):
         for key in queryset.filter(revoked_at__isnull=True):
             api_key_revoke(api_key=key, actor=staff)
             count += 1
-        messages.success(request, f"Revoked {count} key(s).")
+        done = ngettext("Revoked %(count)d key.", "Revoked %(count)d keys.", count)
+        messages.success(request, done % {"count": count})
 
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyMixin, AuditBase):
-    list_display = ("created_at", "action", "account", "actor_user", "target_type", "target_id")
+    list_display = ("created_at", "action", "account", "actor_user", "target", "target_id")
+    fields = ("created_at", "action", "account", "actor_user", "actor_key", "target", "target_id", "data")
+    readonly_fields = ("created_at", "target")
     list_select_related = ("account", "actor_user")
     list_filter = ("action",)
     search_fields = ("action", "account__tenant_id", "actor_user__email", "target_id")
     date_hierarchy = "created_at"
+
+    @admin.display(description=_("target type"), ordering="target_type")
+    def target(self, obj: AuditEvent) -> str:
+        return format_html("<code>{}</code>", obj.target_type)  # a code, as the audit log's CSV has it
+
+
+class RefusalFilter(admin.SimpleListFilter):
+    """The reasons by name, in the staff member's language (the rows hold their codes)."""
+
+    title = _("reason")
+    parameter_name = "reason"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [(code, label) for code, label in REFUSALS.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[RefusedCall]) -> QuerySet[RefusedCall]:
+        return queryset.filter(reason=self.value()) if self.value() else queryset
 
 
 @admin.register(RefusedCall)
 class RefusedCallAdmin(ReadOnlyMixin, RefusedBase):
     """Calls refused with a key of ours, per key and reason (``accounts.refused_calls``)."""
 
-    list_display = ("last_at", "key", "reason", "count", "first_at", "account")
+    list_display = ("last_at", "key", "why", "count", "first_at", "account")
+    fields = ("api_key", "account", "why", "count", "first_at", "last_at")
+    readonly_fields = ("why",)
     list_select_related = ("api_key", "account")
-    list_filter = ("reason",)
+    list_filter = (RefusalFilter,)
     search_fields = ("api_key__prefix", "account__tenant_id")
 
-    @admin.display(description="key")
+    @admin.display(description=_("key"))
     def key(self, obj: RefusedCall) -> str:
         return f"mmw_{obj.api_key.prefix}…"
+
+    @admin.display(description=_("reason"), ordering="reason")
+    def why(self, obj: RefusedCall) -> str:
+        return format_html("{} (<code>{}</code>)", REFUSALS.get(obj.reason, obj.reason), obj.reason)
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[RefusedCall], search_term: str) -> Any:
         prefix = key_prefix_in(search_term)

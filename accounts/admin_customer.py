@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, ApiKey, AuditEvent, Project, RefusedCall
 from accounts.refusals import SUPPORT_TEXTS
@@ -32,6 +33,15 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 REFUSED_DAYS = 30  # refused calls shown: those whose last one is this recent
 WEBHOOK_FAILURES = 10  # the newest failed deliveries shown
 _REASONS = {reason.value: text for reason, text in SUPPORT_TEXTS.items()}
+# A key's and an account's state in the staff member's language (the English is the code itself).
+STATE_LABELS = {
+    "active": _("active"),
+    "revoked": _("revoked"),
+    "expired": _("expired"),
+    "grace": _("grace"),
+    "suspended": _("suspended"),
+    "none": _("none"),
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,10 @@ class KeyRow:
     state: str  # "active" | "revoked" | "expired"
     calls_this_month: int
     matched: bool  # the key the search named
+
+    @property
+    def state_label(self) -> str:
+        return str(STATE_LABELS.get(self.state, self.state))
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,10 @@ class Customer:
     @property
     def calls_this_month(self) -> int:
         return sum(p.calls_this_month for p in self.projects)
+
+    @property
+    def state_label(self) -> str:
+        return str(STATE_LABELS.get(self.state.state, self.state.state))
 
 
 def key_state(key: ApiKey) -> str:

@@ -12,6 +12,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 SCOPE_READ = "memory:read"
 SCOPE_WRITE = "memory:write"
@@ -69,8 +70,8 @@ class Account(models.Model):
     """A tenant: a person's personal account or an organisation."""
 
     class Kind(models.TextChoices):
-        PERSONAL = "personal", "Personal"
-        ORGANIZATION = "organization", "Organisation"
+        PERSONAL = "personal", _("Personal")
+        ORGANIZATION = "organization", _("Organisation")
 
     tenant_id = models.CharField(max_length=16, unique=True, default=new_tenant_id, editable=False)
     name = models.CharField(max_length=200)
@@ -85,8 +86,8 @@ class Project(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
 
     class GuardSecrets(models.TextChoices):
-        REDACT = "redact", "Redact secrets and keep the record"
-        REFUSE = "refuse", "Refuse records that contain secrets"
+        REDACT = "redact", _("Redact secrets and keep the record")
+        REFUSE = "refuse", _("Refuse records that contain secrets")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="projects")
     name = models.CharField(max_length=200)
@@ -219,4 +220,6 @@ class RefusedCall(models.Model):
         indexes = [models.Index(fields=["account", "-last_at"], name="refused_call_account_time")]
 
     def __str__(self) -> str:
-        return f"{self.reason} ×{self.count}"
+        from accounts.refusals import LABELS
+
+        return f"{LABELS.get(self.reason, self.reason)} ×{self.count}"

@@ -16,6 +16,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
 
 class Refusal(enum.StrEnum):
     UNKNOWN = "unknown"
@@ -26,6 +29,17 @@ class Refusal(enum.StrEnum):
     PROJECT_DELETED = "project_deleted"
     NO_ACCESS = "no_access"
 
+
+# Each reason in a staff member's language (the admin; the caller reads ``TEXTS``, in English).
+LABELS: dict[str, Promise] = {
+    Refusal.UNKNOWN: _("unknown key"),
+    Refusal.WRONG_SECRET: _("wrong secret"),
+    Refusal.REVOKED: _("revoked"),
+    Refusal.EXPIRED: _("expired"),
+    Refusal.PENDING_DELETION: _("account pending deletion"),
+    Refusal.PROJECT_DELETED: _("project deleted"),
+    Refusal.NO_ACCESS: _("no access"),
+}
 
 UNKNOWN_TEXT = "invalid API key"
 TEXTS: dict[Refusal, str] = {

@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.text import format_lazy
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from billing import services
 from billing.models import Plan, StripeEvent, Subscription, UsageSnapshot
+from interfaces.admin import labelled
 from mmw.errors import MMWError
 
 EXTRA_GRACE_DAYS = 7
@@ -24,6 +28,11 @@ if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
     UsageSnapshotBase = admin.ModelAdmin[UsageSnapshot]
 else:
     PlanBase = SubscriptionBase = StripeEventBase = UsageSnapshotBase = admin.ModelAdmin
+
+labelled(Plan, _("plan"), _("plans"))
+labelled(Subscription, _("subscription"), _("subscriptions"))
+labelled(StripeEvent, _("Stripe event"), _("Stripe events"))
+labelled(UsageSnapshot, _("usage snapshot"), _("usage snapshots"))
 
 
 @admin.register(Plan)
@@ -54,7 +63,7 @@ def _each(
     request: HttpRequest,
     queryset: QuerySet[Subscription],
     action: Any,
-    done: str,
+    done: Any,
 ) -> None:
     count = 0
     for sub in queryset.select_related("account"):
@@ -63,10 +72,10 @@ def _each(
             count += 1
         except MMWError as exc:
             modeladmin.message_user(request, f"{sub.account}: {exc.message}", messages.WARNING)
-    modeladmin.message_user(request, f"{done}: {count}")
+    modeladmin.message_user(request, gettext("%(done)s: %(count)d") % {"done": done, "count": count})
 
 
-@admin.action(description="Suspend the selected accounts (read-only until reinstated)")
+@admin.action(description=_("Suspend the selected accounts (read-only until reinstated)"))
 def suspend(modeladmin: SubscriptionBase, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
     actor = _staff(request)
     _each(
@@ -74,11 +83,11 @@ def suspend(modeladmin: SubscriptionBase, request: HttpRequest, queryset: QueryS
         request,
         queryset,
         lambda s: services.subscription_suspend(account=s.account, actor=actor, reason="admin"),
-        "suspended",
+        _("suspended"),
     )
 
 
-@admin.action(description="Reinstate the selected accounts")
+@admin.action(description=_("Reinstate the selected accounts"))
 def reinstate(modeladmin: SubscriptionBase, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
     actor = _staff(request)
     _each(
@@ -86,11 +95,11 @@ def reinstate(modeladmin: SubscriptionBase, request: HttpRequest, queryset: Quer
         request,
         queryset,
         lambda s: services.subscription_reinstate(account=s.account, actor=actor),
-        "reinstated",
+        _("reinstated"),
     )
 
 
-@admin.action(description=f"Extend the grace period by {EXTRA_GRACE_DAYS} days")
+@admin.action(description=format_lazy(_("Extend the grace period by {days} days"), days=EXTRA_GRACE_DAYS))
 def extend_grace(modeladmin: SubscriptionBase, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
     actor = _staff(request)
     _each(
@@ -98,7 +107,7 @@ def extend_grace(modeladmin: SubscriptionBase, request: HttpRequest, queryset: Q
         request,
         queryset,
         lambda s: services.subscription_extend_grace(account=s.account, actor=actor, days=EXTRA_GRACE_DAYS),
-        "extended",
+        _("extended"),
     )
 
 

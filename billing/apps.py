@@ -1,10 +1,12 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate, post_save
+from django.utils.translation import gettext_lazy as _
 
 
 class BillingConfig(AppConfig):
     name = "billing"
     default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = _("Billing")
 
     def ready(self) -> None:
         from accounts import limits

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, Project
 
@@ -11,32 +13,36 @@ from accounts.models import Account, Project
 class Plan(models.Model):
     """What a subscription buys. Data, edited by staff in the admin; ``None`` limits are unlimited."""
 
-    code = models.SlugField(max_length=32, unique=True, help_text="Stable identifier, e.g. free, pro, team.")
+    code = models.SlugField(max_length=32, unique=True, help_text=_("Stable identifier, e.g. free, pro, team."))
     name = models.CharField(max_length=100)
     stripe_price_id = models.CharField(
         max_length=255,
         blank=True,
-        help_text="The Stripe Price (or legacy Plan) id Checkout sells; empty for a plan that is not sold.",
+        help_text=_("The Stripe Price (or legacy Plan) id Checkout sells; empty for a plan that is not sold."),
     )
-    monthly_price_cents = models.PositiveIntegerField(default=0, help_text="Shown to people; Stripe bills the price.")
+    monthly_price_cents = models.PositiveIntegerField(
+        default=0, help_text=_("Shown to people; Stripe bills the price.")
+    )
     currency = models.CharField(max_length=3, default="usd")
-    records_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
+    records_per_project = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: unlimited."))
     turns_per_project = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Uploaded session turns per project (docs/sessions.md). Empty: unlimited."
+        null=True, blank=True, help_text=_("Uploaded session turns per project (docs/sessions.md). Empty: unlimited.")
     )
     ledger_entries_per_project = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Ledger entries per project (docs/ledger.md). Empty: unlimited."
+        null=True, blank=True, help_text=_("Ledger entries per project (docs/ledger.md). Empty: unlimited.")
     )
-    projects_per_account = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
-    calls_per_minute_per_key = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
-    calls_per_minute_per_project = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: unlimited.")
-    organization_features = models.BooleanField(default=False, help_text="Members, roles, auditors and departments.")
+    projects_per_account = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: unlimited."))
+    calls_per_minute_per_key = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: unlimited."))
+    calls_per_minute_per_project = models.PositiveIntegerField(null=True, blank=True, help_text=_("Empty: unlimited."))
+    organization_features = models.BooleanField(default=False, help_text=_("Members, roles, auditors and departments."))
     is_default = models.BooleanField(
         default=False,
-        help_text="New accounts start on this plan and ended subscriptions fall back to it (the Free plan). "
-        "At most one; with none (or an inactive one) such accounts have no subscription.",
+        help_text=_(
+            "New accounts start on this plan and ended subscriptions fall back to it (the Free plan). "
+            "At most one; with none (or an inactive one) such accounts have no subscription."
+        ),
     )
-    is_active = models.BooleanField(default=True, help_text="Offered to new subscribers.")
+    is_active = models.BooleanField(default=True, help_text=_("Offered to new subscribers."))
     sort_order = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -64,10 +70,10 @@ class Subscription(models.Model):
     """
 
     class State(models.TextChoices):
-        ACTIVE = "active", "Active"
-        GRACE = "grace", "Grace period"
-        SUSPENDED = "suspended", "Suspended"
-        NONE = "none", "No subscription"
+        ACTIVE = "active", _("Active")
+        GRACE = "grace", _("Grace period")
+        SUSPENDED = "suspended", _("Suspended")
+        NONE = "none", _("No subscription")
 
     account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="subscription")
     plan = models.ForeignKey(Plan, null=True, blank=True, on_delete=models.PROTECT, related_name="subscriptions")
@@ -75,11 +81,11 @@ class Subscription(models.Model):
     grace_ends_at = models.DateTimeField(null=True, blank=True)
     suspended_at = models.DateTimeField(null=True, blank=True)
     suspended_by_staff = models.BooleanField(
-        default=False, help_text="Suspended by support: a payment does not lift it, only a reinstatement."
+        default=False, help_text=_("Suspended by support: a payment does not lift it, only a reinstatement.")
     )
     stripe_customer_id = models.CharField(max_length=255, blank=True)
     stripe_subscription_id = models.CharField(max_length=255, blank=True, db_index=True)
-    stripe_status = models.CharField(max_length=32, blank=True, help_text="Stripe's status, as last read.")
+    stripe_status = models.CharField(max_length=32, blank=True, help_text=_("Stripe's status, as last read."))
     current_period_end = models.DateTimeField(null=True, blank=True)
     cancel_at_period_end = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -96,7 +102,8 @@ class Subscription(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.account} — {self.plan or 'no plan'} ({self.state})"
+        plan = self.plan or gettext("no plan")
+        return f"{self.account} — {plan} ({self.get_state_display()})"
 
 
 class StripeEvent(models.Model):
@@ -106,7 +113,7 @@ class StripeEvent(models.Model):
     type = models.CharField(max_length=100)
     account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     outcome = models.CharField(max_length=32, blank=True)
-    created_at = models.DateTimeField(null=True, blank=True, help_text="When Stripe created the event.")
+    created_at = models.DateTimeField(null=True, blank=True, help_text=_("When Stripe created the event."))
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     def __str__(self) -> str:
@@ -123,7 +130,7 @@ class UsageSnapshot(models.Model):
     project = models.ForeignKey(
         Project, null=True, blank=True, on_delete=models.CASCADE, related_name="usage_snapshots"
     )
-    month = models.DateField(help_text="The first day of the month.")
+    month = models.DateField(help_text=_("The first day of the month."))
     plan_code = models.CharField(max_length=32, blank=True)
     records = models.PositiveIntegerField(default=0)
     peak_records = models.PositiveIntegerField(default=0)
@@ -147,8 +154,8 @@ class QuotaAlert(models.Model):
     """An 80 % / 100 % warning already e-mailed; deleted when usage drops below, to re-arm it."""
 
     class Metric(models.TextChoices):
-        RECORDS = "records", "Records per project"
-        PROJECTS = "projects", "Projects per account"
+        RECORDS = "records", _("Records per project")
+        PROJECTS = "projects", _("Projects per account")
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")

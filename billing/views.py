@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.models import Account, User
 from billing import selectors, services, stripe_api, webhooks
 from billing.models import Plan
+from interfaces.people_errors import for_people
 from mmw.errors import MMWError, NotFound
 from orgs.selectors import active_membership
 
@@ -51,7 +52,7 @@ def _back_to_billing(request: HttpRequest, tenant_id: str, exc: MMWError | None 
     if isinstance(exc, stripe_api.BillingNotConfigured):  # written for operators; people get the why
         messages.info(request, "Online payments are not configured on this server: plans are assigned by its operator.")
     elif exc is not None:
-        messages.error(request, exc.message)
+        messages.error(request, for_people(exc))
     return redirect("dashboard:billing", tenant_id=tenant_id)
 
 

@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class DashboardConfig(AppConfig):
     name = "dashboard"
-    verbose_name = "Dashboard"
+    verbose_name = _("Dashboard")
 
     def ready(self) -> None:
         from dashboard import signals  # noqa: F401  (connects the receivers)

@@ -7,14 +7,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from datarights.models import AccountDeletion
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 
 if TYPE_CHECKING:
     DeletionBase = admin.ModelAdmin[AccountDeletion]
 else:
     DeletionBase = admin.ModelAdmin
+
+labelled(AccountDeletion, _("account deletion"), _("account deletions"))
 
 
 @admin.register(AccountDeletion)

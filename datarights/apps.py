@@ -1,11 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class DatarightsConfig(AppConfig):
     """Export, import and deletion with retention (docs/data.md, docs/export-format.md)."""
 
     name = "datarights"
-    verbose_name = "Deletions and imports"
+    verbose_name = _("Deletions and imports")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -28,6 +28,20 @@ def pages() -> dict[str, str]:
     return {path.stem: path.read_text() for path in sorted(folder.glob("*.md"))}
 
 
+TRANSLATED = ("ru", "fr")  # docs/reference/<language>/<page>.md: written for people, served at /docs/
+
+
+@functools.cache
+def translated_pages(language: str) -> dict[str, str]:
+    """Page name → Markdown text of the pages written in ``language`` (``docs/reference/ru/``,
+    ``…/fr/``), for people reading ``/docs/`` in that language; each has its English original in
+    ``pages()``. Agents read the English ones only (``/docs/<page>.md``, ``mmw://docs/<page>``)."""
+    if language not in TRANSLATED:
+        return {}
+    folder: Path = settings.BASE_DIR / "docs" / "reference" / language
+    return {path.stem: path.read_text() for path in sorted(folder.glob("*.md")) if path.stem in pages()}
+
+
 # Every MCP tool's parameter table: the memory operations, the session ones and the ledger's.
 TOOLS = {**inputs.OPERATIONS, **session_inputs.OPERATIONS, **ledger_inputs.OPERATIONS}
 _BLOCK = re.compile(r"(<!-- generated: parameters (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)

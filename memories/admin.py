@@ -9,16 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from accounts.services import audit_record
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 from memories.models import Memory
 
 if TYPE_CHECKING:
     MemoryBase = admin.ModelAdmin[Memory]
 else:
     MemoryBase = admin.ModelAdmin
+
+labelled(Memory, _("memory"), _("memories"))
 
 
 @admin.register(Memory)

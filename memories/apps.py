@@ -2,11 +2,13 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
+from django.utils.translation import gettext_lazy as _
 
 
 class MemoriesConfig(AppConfig):
     name = "memories"
     default_auto_field = "django.db.models.BigAutoField"
+    verbose_name = _("Memories")
 
     def ready(self) -> None:
         post_migrate.connect(_ensure_vector_index, sender=self)

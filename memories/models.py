@@ -17,6 +17,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Func, Q, Value
 from django.db.models.functions import Now
+from django.utils.translation import gettext_lazy
 from pgvector.django import VectorField
 
 from accounts.models import Account, ApiKey, Project, Workspace
@@ -44,10 +45,10 @@ class _ArrayField(ArrayField):  # type: ignore[type-arg]
 
 
 class Visibility(models.TextChoices):
-    AUTHOR = "author", "Author only (draft)"
-    DEPARTMENT = "department", "Author's departments"
-    PROJECT = "project", "Project members"
-    ORG = "org", "Whole organisation"
+    AUTHOR = "author", gettext_lazy("Author only (draft)")
+    DEPARTMENT = "department", gettext_lazy("Author's departments")
+    PROJECT = "project", gettext_lazy("Project members")
+    ORG = "org", gettext_lazy("Whole organisation")
 
 
 class RelationType(models.TextChoices):

@@ -32,6 +32,7 @@ SOURCE_DIRS = (
     "accounts",
     "billing",
     "dashboard",
+    "interfaces",
     "datarights",
     "ledger",
     "memories",

@@ -3,13 +3,14 @@
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import RedirectView
 
 from mmw.views import healthz
 
-admin.site.site_header = "MMW support"
-admin.site.site_title = "MMW support"
-admin.site.index_title = "Accounts, memories and billing"
+admin.site.site_header = _("MMW support")
+admin.site.site_title = _("MMW support")
+admin.site.index_title = _("Accounts, memories and billing")
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from accounts.models import User
+from interfaces.admin import labelled
 from oauth import services
 from oauth.models import Client, Grant
 
@@ -17,6 +20,9 @@ if TYPE_CHECKING:  # ModelAdmin is generic only in django-stubs, not at run time
     GrantBase = admin.ModelAdmin[Grant]
 else:
     ClientBase = GrantBase = admin.ModelAdmin
+
+labelled(Client, _("OAuth client"), _("OAuth clients"))
+labelled(Grant, _("grant"), _("grants"))
 
 
 @admin.register(Client)
@@ -37,9 +43,11 @@ class GrantAdmin(GrantBase):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Revoke the selected grants (their tokens stop at once)", permissions=["change"])
+    @admin.action(description=_("Revoke the selected grants (their tokens stop at once)"), permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[Grant]) -> None:
         assert isinstance(request.user, User)
         for grant in queryset.select_related("client", "project__account"):
             services.grant_revoke(grant=grant, actor=request.user)
-        messages.success(request, f"{queryset.count()} grant(s) revoked.")
+        count = queryset.count()
+        done = ngettext("%(count)d grant revoked.", "%(count)d grants revoked.", count)
+        messages.success(request, done % {"count": count})

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 from orgs.models import Department, Invitation, Membership, ProjectAccess
 
 if TYPE_CHECKING:
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
     AccessBase = admin.ModelAdmin[ProjectAccess]
 else:
     MembershipBase = DepartmentBase = InvitationBase = AccessBase = admin.ModelAdmin
+
+labelled(Membership, _("membership"), _("memberships"))
+labelled(Department, _("department"), _("departments"))
+labelled(Invitation, _("invitation"), _("invitations"))
+labelled(ProjectAccess, _("project access"), _("project access"))
 
 
 @admin.register(Membership)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import ALL_SCOPES, SCOPE_LEDGER_READ, SCOPE_READ, Account, Project
@@ -34,7 +35,11 @@ class Membership(models.Model):
         constraints = [models.UniqueConstraint(fields=["account", "user"], name="membership_unique")]
 
     def __str__(self) -> str:
-        return f"{self.user} in {self.account} as {self.role}"
+        return gettext("%(user)s in %(account)s as %(role)s") % {
+            "user": self.user,
+            "account": self.account,
+            "role": self.get_role_display(),
+        }
 
     @property
     def may_write(self) -> bool:
@@ -85,7 +90,8 @@ class ProjectAccess(models.Model):
         verbose_name = verbose_name_plural = "project access"
 
     def __str__(self) -> str:
-        return f"access to {self.project_id}: {'listed members' if self.restricted else 'all members'}"
+        who = gettext("listed members") if self.restricted else gettext("all members")
+        return gettext("access to %(project)s: %(who)s") % {"project": self.project_id, "who": who}
 
 
 class Invitation(models.Model):
@@ -121,7 +127,11 @@ class Invitation(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"invitation of {self.email} to {self.account} as {self.role}"
+        return gettext("invitation of %(email)s to %(account)s as %(role)s") % {
+            "email": self.email,
+            "account": self.account,
+            "role": self.get_role_display(),
+        }
 
     @property
     def is_open(self) -> bool:

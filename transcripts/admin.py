@@ -6,14 +6,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 from transcripts.models import Session
 
 if TYPE_CHECKING:
     SessionBase = admin.ModelAdmin[Session]
 else:
     SessionBase = admin.ModelAdmin
+
+labelled(Session, _("session"), _("sessions"))
 
 
 @admin.register(Session)

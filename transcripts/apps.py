@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class TranscriptsConfig(AppConfig):
@@ -7,7 +8,7 @@ class TranscriptsConfig(AppConfig):
     "session"."""
 
     name = "transcripts"
-    verbose_name = "Sessions"
+    verbose_name = _("Sessions")
 
     def ready(self) -> None:
         from memories import selectors as memory_selectors

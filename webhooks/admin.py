@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
-from interfaces.admin import ReadOnlyMixin
+from interfaces.admin import ReadOnlyMixin, labelled
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 if TYPE_CHECKING:
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     DeliveryBase = admin.ModelAdmin[WebhookDelivery]
 else:
     EndpointBase = DeliveryBase = admin.ModelAdmin
+
+labelled(WebhookEndpoint, _("webhook endpoint"), _("webhook endpoints"))
+labelled(WebhookDelivery, _("webhook delivery"), _("webhook deliveries"))
 
 
 @admin.register(WebhookEndpoint)

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class WebhooksConfig(AppConfig):
@@ -6,5 +7,5 @@ class WebhooksConfig(AppConfig):
     (docs/reference/webhooks.md)."""
 
     name = "webhooks"
-    verbose_name = "Webhooks"
+    verbose_name = _("Webhooks")
     default_auto_field = "django.db.models.BigAutoField"

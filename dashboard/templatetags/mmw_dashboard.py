@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from decimal import Decimal, InvalidOperation
 
-from babel.dates import format_datetime
+from babel.dates import format_date, format_datetime
+from babel.numbers import format_decimal
 from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -112,6 +114,57 @@ def plan_label(plan: object) -> str:
     """A plan's name; the seeded ones (Free, Pro, Team) in the page's language."""
     name = str(getattr(plan, "name", plan) or "")
     return str(_PLAN.get(name, name))
+
+
+@register.filter
+def money(amount: object) -> str:
+    """A ledger amount (the exact decimal string the ledger stores and the API answers) written
+    the page's language's way — ``-1 240,18`` in Russian, ``-1 240,18`` in French — with every
+    digit it has: never rounded, never padded (the digits after the point are the amount's own).
+    English shows it as the API does (``-1240.18``). Anything not a number is shown as it is."""
+    text = str(amount if amount is not None else "")
+    language = get_language() or "en"
+    if language.startswith("en"):
+        return text
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if not value.is_finite():
+        return text
+    digits = max(0, -int(value.as_tuple().exponent))
+    pattern = "#,##0" + ("." + "0" * digits if digits else "")
+    return format_decimal(value, format=pattern, locale=to_locale(language), decimal_quantization=True)
+
+
+@register.filter
+def exact_time(value: object) -> SafeString | str:
+    """A moment as a date and time in the page's language (``12 Mar 2026, 14:05``, ``12 мар.
+    2026 г., 14:05``), UTC, the exact time on hover and in ``datetime`` for machines."""
+    when = _as_datetime(value)
+    if when is None:
+        return str(value or "")
+    utc = when.astimezone(dt.UTC)
+    exact = utc.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return format_html('<time datetime="{}" title="{}">{}</time>', when.isoformat(), exact, _date(utc))
+
+
+@register.filter
+def exact_date(value: object) -> str:
+    """A day (``2027-05-07`` or a moment's UTC day) in the page's language: ``7 May 2027``, ``7 мая 2027 г.``."""
+    text = str(value or "")
+    when = _as_datetime(value)
+    if when is not None:
+        day = when.astimezone(dt.UTC).date()
+    else:
+        try:
+            day = dt.date.fromisoformat(text[:10])
+        except ValueError:
+            return text
+    language = get_language() or "en"
+    if language.startswith("en"):
+        return day.strftime("%-d %b %Y")
+    return format_date(day, "d MMM y", locale=to_locale(language))
 
 
 def _as_datetime(value: object) -> dt.datetime | None:

@@ -23,6 +23,7 @@ from dashboard import selectors
 from dashboard.charts import bar_chart
 from dashboard.forms import NameForm, OrganizationForm
 from dashboard.views.common import flash_error, page, user_of
+from interfaces.people_errors import for_people
 from mmw.errors import MMWError
 
 
@@ -73,7 +74,7 @@ def sign_in_link(request: HttpRequest, token: str) -> HttpResponse:
         try:
             person = account_services.sign_in_link_use(token=token)
         except MMWError as exc:
-            return render(request, "dashboard/sign_in_link.html", {"refusal": exc.message}, status=400)
+            return render(request, "dashboard/sign_in_link.html", {"refusal": for_people(exc)}, status=400)
         login(request, person, backend="django.contrib.auth.backends.ModelBackend")
         if not person.has_usable_password():
             messages.success(
@@ -102,7 +103,7 @@ def projects(request: HttpRequest, tenant_id: str) -> HttpResponse:
             )
         except MMWError as exc:
             flash_error(request, exc)
-            form.add_error("name", exc.message)
+            form.add_error("name", for_people(exc))
         else:
             messages.success(
                 request, _("Project %(name)s created. Next: create an API key for it.") % {"name": project.name}
@@ -189,7 +190,7 @@ def billing(request: HttpRequest, tenant_id: str) -> HttpResponse:
         try:
             invoices = billing_selectors.invoices_for(account)
         except stripe_api.PaymentProviderError as exc:
-            invoices_error = exc.message
+            invoices_error = for_people(exc)
     state = billing_selectors.billing_state(account)
     return page(
         request,

@@ -14,6 +14,7 @@ from accounts.models import Account, User
 from billing.selectors import banner_for
 from dashboard.context_processors import remember_account
 from dashboard.selectors import memberships_of
+from interfaces.people_errors import for_people
 from mmw.errors import BillingNotice, Forbidden, MMWError, NotFound
 from orgs.models import Membership
 
@@ -83,7 +84,7 @@ def flash_error(request: HttpRequest, exc: MMWError, *, refused: str | None = No
             % {"refused": refused},
         )
         return
-    messages.error(request, exc.message)
+    messages.error(request, for_people(exc))
 
 
 PLAN_FEATURE = "plan_feature"  # billing.gate.ensure_organization_features's code

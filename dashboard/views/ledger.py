@@ -18,7 +18,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
+from dashboard.templatetags.mmw_dashboard import exact_date, money
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from interfaces.people_errors import for_people
 from ledger import inputs
 from ledger.selectors import ledger_balance, ledger_list, ledger_rows, ledger_upcoming
 from ledger.services import ledger_complete, ledger_reverse
@@ -58,7 +60,7 @@ def ledger(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         upcoming = list(ledger_upcoming(principal=principal, payload={})["reminders"])
     except MMWError as exc:
         raise_as_http(exc)
-        error = exc.message
+        error = for_people(exc)
     query = urlencode(filters)
     return page(
         request,
@@ -89,7 +91,7 @@ def ledger_export(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse |
         rows = ledger_rows(principal=principal, payload=_filters(request))
     except MMWError as exc:
         raise_as_http(exc)
-        return HttpResponse(exc.message, status=400, content_type="text/plain; charset=utf-8")
+        return HttpResponse(for_people(exc), status=400, content_type="text/plain; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     return streaming.download(
         streaming.encoded(rows), content_type="text/csv; charset=utf-8", filename=f"mmw-ledger-{project.pk}-{stamp}.csv"
@@ -110,7 +112,11 @@ def ledger_complete_view(request: HttpRequest, project_id: uuid.UUID, entry_id: 
         messages.success(
             request,
             _("Completed: %(amount)s %(currency)s due %(completes_due_at)s.")
-            % {"amount": entry["amount"], "currency": entry["currency"], "completes_due_at": entry["completes_due_at"]},
+            % {
+                "amount": money(entry["amount"]),
+                "currency": entry["currency"],
+                "completes_due_at": exact_date(entry["completes_due_at"]),
+            },
         )
     return redirect("dashboard:ledger", project_id=project.pk)
 

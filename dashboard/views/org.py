@@ -37,6 +37,7 @@ from dashboard.views.common import (
     require_manager,
     user_of,
 )
+from interfaces.people_errors import for_people
 from mmw import csv_safe, streaming
 from mmw.errors import MMWError
 from orgs import selectors as org_selectors
@@ -93,7 +94,7 @@ def members(request: HttpRequest, tenant_id: str) -> HttpResponse:
                 flash_error(request, exc)  # the plan's refusal: the flash, and the page's note says what to do
                 refused = True
                 if exc.code != PLAN_FEATURE:
-                    form.add_error(None, exc.message)
+                    form.add_error(None, for_people(exc))
             else:
                 messages.success(request, invitation_sent(issued))
                 return redirect("dashboard:members", tenant_id=tenant_id)
@@ -217,7 +218,7 @@ def departments(request: HttpRequest, tenant_id: str) -> HttpResponse:
         except MMWError as exc:
             flash_error(request, exc)
             if action == "create" and exc.code != PLAN_FEATURE:
-                form.add_error("name", exc.message)
+                form.add_error("name", for_people(exc))
     return page(
         request,
         "dashboard/departments.html",
@@ -350,7 +351,7 @@ def organization_settings(request: HttpRequest, tenant_id: str) -> HttpResponse:
         except MMWError as exc:
             flash_error(request, exc)
             if action == "rename":
-                rename.add_error("name", exc.message)
+                rename.add_error("name", for_people(exc))
     return page(
         request,
         "dashboard/organization_settings.html",
@@ -418,7 +419,9 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
         try:
             joined = org_services.invitation_accept(token=token, user=user_of(request))
         except MMWError as exc:
-            return page(request, "dashboard/invitation.html", account=None, token=token, error=exc.message, status=400)
+            return page(
+                request, "dashboard/invitation.html", account=None, token=token, error=for_people(exc), status=400
+            )
         messages.success(
             request,
             _("Welcome to %(name)s: you joined as %(role)s.") % {"name": joined.account.name, "role": joined.role},
@@ -427,7 +430,7 @@ def invitation_accept(request: HttpRequest) -> HttpResponse:
     try:
         invitation = org_services.invitation_check(token=token, user=user_of(request))
     except MMWError as exc:  # used, revoked or replaced, expired, another address: say so, offer nothing
-        return page(request, "dashboard/invitation.html", account=None, token="", error=exc.message, status=400)
+        return page(request, "dashboard/invitation.html", account=None, token="", error=for_people(exc), status=400)
     return page(request, "dashboard/invitation.html", account=None, token=token, error="", invitation=invitation)
 
 
@@ -436,7 +439,7 @@ def _invitation_for_a_stranger(request: HttpRequest, token: str) -> HttpResponse
     try:
         invitation = org_services.invitation_preview(token=token)
     except MMWError as exc:
-        context = {"error": exc.message, "token": "", "stranger": True}
+        context = {"error": for_people(exc), "token": "", "stranger": True}
         return render(request, "dashboard/invitation.html", context, status=400)
     context = {
         "invitation": invitation,

@@ -31,6 +31,7 @@ from dashboard.forms import ForgetSourceForm, KeyForm, NameForm, SearchForm
 from dashboard.mcp_configs import configs_for, curl_for, mcp_url
 from dashboard.templatetags.mmw_dashboard import relation_words
 from dashboard.views.common import flash_error, page, query_without, raise_as_http, user_of
+from interfaces.people_errors import for_people
 from memories import exports
 from memories import services as memory_services
 from memories.presenters import Record
@@ -101,7 +102,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 )
                 results = browse.results
         except MMWError as exc:
-            error = exc.message
+            error = for_people(exc)
     return page(
         request,
         "dashboard/memories.html",
@@ -146,7 +147,7 @@ def memories_export(request: HttpRequest, project_id: uuid.UUID, fmt: str) -> Ht
         )
     except MMWError as exc:
         raise_as_http(exc)
-        return HttpResponse(exc.message, status=400, content_type="text/plain")
+        return HttpResponse(for_people(exc), status=400, content_type="text/plain")
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
     return streaming.download(
         streaming.encoded(exports.lines(fmt, records)),
@@ -383,7 +384,7 @@ def keys(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
             )
         except MMWError as exc:
             flash_error(request, exc)
-            form.add_error(None, exc.message)
+            form.add_error(None, for_people(exc))
         else:
             # Rendered once, never stored: a reload of this response cannot show it again.
             response = page(
@@ -473,7 +474,7 @@ def settings_view(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         except MMWError as exc:
             flash_error(request, exc)
             if action == "rename":
-                form.add_error("name", exc.message)
+                form.add_error("name", for_people(exc))
     access = project_access_of(project)
     org_members = active_members(account=project.account)
     return page(

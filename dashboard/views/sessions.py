@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import selectors
 from dashboard.views.common import flash_error, page, raise_as_http, user_of
+from interfaces.people_errors import for_people
 from memories.inputs import QUERY_CHARS
 from mmw.errors import MMWError
 from transcripts import inputs
@@ -64,7 +65,7 @@ def sessions(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 payload = {"client": client, "limit": PAGE_SIZE, "offset": offset}
                 listing = session_list(principal=principal, payload=payload)
         except MMWError as exc:
-            error = exc.message
+            error = for_people(exc)
     return page(
         request,
         "dashboard/sessions.html",

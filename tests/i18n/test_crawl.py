@@ -29,10 +29,17 @@ pytestmark = pytest.mark.django_db
 
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%%")
 TAG = re.compile(r"<[^>]+>")
-HIDDEN = re.compile(r"<(script|style|pre|code)\b.*?</\1>|<(span|td) class=\"[^\"]*mono[^\"]*\">.*?</\2>", re.DOTALL)
-# The reference's own pages are English Markdown, titles included (their Russian and French
-# versions are not written yet): the crawler reads the frame around them, not the pages.
-ARTICLE = re.compile(r'<article class="docs-page">.*?</article>|<nav class="docs-nav".*?</nav>', re.DOTALL)
+# Code, and text a page marks as English on purpose (``lang="en"``: what an agent read, a stored reason).
+HIDDEN = re.compile(
+    r"<(script|style|pre|code)\b.*?</\1>|<(span|td) class=\"[^\"]*mono[^\"]*\">.*?</\2>"
+    r"|<(span|td|option) [^>]*lang=\"en\"[^>]*>.*?</\3>",
+    re.DOTALL,
+)
+# The reference's pages not translated are English Markdown, titles included, served as English
+# (``lang="en"``, with a notice in the reader's language): the crawler reads the frame around them,
+# not their text, nor the contents' list of titles. A page written in the reader's language (the
+# "how MMW works" guide, remember, forget) is read whole, its article included.
+ARTICLE = re.compile(r'<article class="docs-page" lang="en">.*?</article>|<nav class="docs-nav".*?</nav>', re.DOTALL)
 SPOKEN = re.compile(r'\s(?:title|placeholder|aria-label|alt|data-confirm|hx-confirm)="([^"]*)"')
 
 
@@ -88,6 +95,8 @@ def pages(tenancy: Tenancy, memory_id: str) -> Iterator[str]:
     yield reverse("dashboard:memory", args=[project, memory_id])
     yield reverse("dashboard:connected-apps")
     yield reverse("dashboard:docs")
+    for name in ("how_mmw_works", "remember", "forget", "search"):
+        yield reverse("dashboard:docs-page", args=[name])
     yield reverse("datarights:home")
     yield reverse("datarights:account", args=[tenant])
     yield reverse("datarights:webhooks", args=[project])
@@ -144,6 +153,8 @@ def test_no_page_shows_a_translated_message_in_english(tenancy: Tenancy, world: 
         assert response.status_code in (200, 403, 404), (url, response.status_code)
         page = response.content.decode()
         assert f'<html lang="{language}">' in page, url
+        if url.startswith("/docs/") and url.rstrip("/").rsplit("/", 1)[-1] in ("how_mmw_works", "remember", "forget"):
+            assert f'<article class="docs-page" lang="{language}">' in page, url  # served translated
         seen += 1
         left = untranslated(page, fragments)
         if left:
