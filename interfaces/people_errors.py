@@ -148,7 +148,7 @@ TEXTS: list[tuple[re.Pattern[str], Promise]] = [
             r"you are the last owner of (?P<name>.+): make someone else an owner, or delete that organisation first",
             _("You are the last owner of %(name)s: make someone else an owner, or delete that organisation first."),
         ),
-        # webhooks (datarights.webhooks)
+        # webhooks (webhooks.services)
         (r"choose events among (?P<events>.+)", _("Choose events among %(events)s.")),
         (r"url exceeds maximum length of (?P<limit>\d+)", _("The URL is longer than %(limit)s characters.")),
         (r"webhook URL refused: (?P<reason>.+)", _("This webhook URL is refused: %(reason)s")),

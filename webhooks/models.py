@@ -14,6 +14,7 @@ import uuid
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Project
 
@@ -48,9 +49,9 @@ class WebhookDelivery(models.Model):
     """One event for one endpoint, and what became of it (the delivery log)."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "pending"
-        SUCCEEDED = "succeeded", "succeeded"
-        GAVE_UP = "gave_up", "gave up"
+        PENDING = "pending", _("pending")
+        SUCCEEDED = "succeeded", _("succeeded")
+        GAVE_UP = "gave_up", _("gave up")
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     event_id = models.UUIDField(default=uuid.uuid4, unique=True)

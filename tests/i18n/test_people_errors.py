@@ -19,7 +19,7 @@ from tests.dashboard.conftest import client_for
 from tests.factories import on_plan
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["accounts", "orgs", "datarights", "mmw", "memories", "billing"]
+SOURCES = ["accounts", "orgs", "datarights", "webhooks", "mmw", "memories", "billing"]
 pytestmark = pytest.mark.django_db
 
 
