@@ -137,7 +137,7 @@ def insert_costs(blocks: int, per_block: int) -> dict[str, Any]:
                     cursor.execute(INSERT, {**params, "first": 1, "last": 1})
                     samples[name].append((time.perf_counter() - started) * 1000)
         transaction.set_rollback(True)
-    out = {name: common.summary_ms(values) for name, values in samples.items()}
+    out: dict[str, Any] = {name: common.summary_ms(values) for name, values in samples.items()}
     base = statistics.median(samples["without the 3 insert triggers"])
     everything = statistics.median(samples["all triggers"])
     out["vectorsum_ms_per_insert"] = round(everything - statistics.median(samples["without VectorSum"]), 3)
