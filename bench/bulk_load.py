@@ -174,6 +174,13 @@ def build(definition: str, memory: str, workers: int) -> tuple[float, list[str]]
     return seconds, notices
 
 
+def forget_dropped(name: str) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM bench_dropped_index WHERE name = %s", [name])
+
+
 def relation_size(name: str) -> int:
     from django.db import connection
 
@@ -207,9 +214,6 @@ def main() -> None:
         cursor.execute("SELECT count(*) FROM memories_memory")
         before = int(cursor.fetchone()[0])
     log(f"bulk load: {before:,} records in the table, target {args.size:,}")
-    if before >= args.size:
-        log("nothing to load")
-        return
 
     # Every project's share: goals-<project-size> first, then the other accounts evenly.
     plan: list[tuple[tuple[Any, Any, Any], int, str]] = []
@@ -224,12 +228,22 @@ def main() -> None:
                 plan.append((scale_tenant(i), share, "scale"))
     phases["tenants"] = round(time.perf_counter() - started, 1)
 
+    # The dropped indexes' definitions are kept in the database until they are built again: a
+    # load interrupted in between (or a build cancelled) is finished by the next run.
     definitions = index_definitions()
-    dropped = {name: definitions[name] for name in (hnsw, *BIG_INDEXES) if name in definitions}
     with connection.cursor() as cursor:
-        for name in dropped:
-            cursor.execute(f"DROP INDEX IF EXISTS {name}")
-    log(f"bulk load: dropped {', '.join(dropped)}")
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_dropped_index (name text PRIMARY KEY, definition text)")
+        if before < args.size:
+            for name in (hnsw, *BIG_INDEXES):
+                if name in definitions:
+                    cursor.execute(
+                        "INSERT INTO bench_dropped_index VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                        [name, definitions[name]],
+                    )
+                    cursor.execute(f"DROP INDEX IF EXISTS {name}")
+        cursor.execute("SELECT name, definition FROM bench_dropped_index")
+        dropped = dict(cursor.fetchall())
+    log(f"bulk load: indexes to build after the load: {', '.join(dropped) or 'none'}")
 
     mark = time.perf_counter()
     loaded = 0
@@ -255,6 +269,7 @@ def main() -> None:
             continue
         seconds, notices = build(definition, GIN_MEMORY, 0)
         builds[name] = {"seconds": round(seconds, 1), "bytes": relation_size(name), "maintenance_work_mem": GIN_MEMORY}
+        forget_dropped(name)
         log(f"bulk load: built {name} in {seconds:.0f}s ({builds[name]['bytes'] / 2**20:,.0f} MiB)")
     if hnsw in dropped:
         seconds, notices = build(dropped[hnsw], HNSW_MEMORY, HNSW_WORKERS)
@@ -265,6 +280,7 @@ def main() -> None:
             "parallel_workers": HNSW_WORKERS,
             "notices": notices,
         }
+        forget_dropped(hnsw)
         log(f"bulk load: built {hnsw} in {seconds:.0f}s ({builds[hnsw]['bytes'] / 2**20:,.0f} MiB) {notices}")
     phases["indexes"] = builds
 
