@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -168,9 +169,36 @@ def index_definitions() -> dict[str, str]:
         return dict(cursor.fetchall())
 
 
+def watch_progress(stop: threading.Event) -> None:
+    """Log ``pg_stat_progress_create_index`` every minute until ``stop`` (a long build's rate)."""
+    from django.db import connections
+
+    started = time.perf_counter()
+    try:
+        while not stop.wait(60):
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index")
+                for phase, done, total in cursor.fetchall():
+                    log(f"index build: {phase}, {done:,} tuples of {total:,} at {time.perf_counter() - started:.0f}s")
+    finally:
+        connections["default"].close()
+
+
 def build(definition: str, memory: str, workers: int) -> tuple[float, list[str]]:
     """Run one CREATE INDEX with ``memory`` of maintenance_work_mem; seconds and the notices."""
     from django.db import connection
+
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch_progress, args=(stop,), daemon=True)
+    watcher.start()
+    try:
+        return _build(connection, definition, memory, workers)
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def _build(connection: Any, definition: str, memory: str, workers: int) -> tuple[float, list[str]]:
 
     notices: list[str] = []
     with connection.cursor() as cursor:
@@ -212,6 +240,8 @@ def main() -> None:
     parser.add_argument("--project-size", type=int, default=1_000_000)
     parser.add_argument("--accounts", type=int, default=200, help="other accounts sharing the rest")
     parser.add_argument("--chunk", type=int, default=50_000)
+    parser.add_argument("--hnsw-workers", type=int, default=HNSW_WORKERS, help="parallel workers of the HNSW build")
+    parser.add_argument("--hnsw-memory", default=HNSW_MEMORY, help="maintenance_work_mem of the HNSW build")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     setup(data_dir)
@@ -288,12 +318,12 @@ def main() -> None:
         forget_dropped(name)
         log(f"bulk load: built {name} in {seconds:.0f}s ({builds[name]['bytes'] / 2**20:,.0f} MiB)")
     if hnsw in dropped:
-        seconds, notices = build(dropped[hnsw], HNSW_MEMORY, HNSW_WORKERS)
+        seconds, notices = build(dropped[hnsw], args.hnsw_memory, args.hnsw_workers)
         builds[hnsw] = {
             "seconds": round(seconds, 1),
             "bytes": relation_size(hnsw),
-            "maintenance_work_mem": HNSW_MEMORY,
-            "parallel_workers": HNSW_WORKERS,
+            "maintenance_work_mem": args.hnsw_memory,
+            "parallel_workers": args.hnsw_workers,
             "notices": notices,
         }
         forget_dropped(hnsw)
