@@ -6,6 +6,8 @@ Run it at each size (``bench/bulk_load.py --size 1000000``, then ``--size 300000
 in ``bench/out/scale-growth-<records>.json``. Each part, on the ``goals-1000000`` project (the one
 ``bench/goals.py --size 1000000`` measures) when it touches records:
 
+- **the dense ranker** alone (``search.nearest``) on that project and on a 10k-record account's
+  project sharing the same HNSW index: ms and rows returned;
 - **sizes**: the heap, its TOAST, every index of ``memories_memory`` by kind (HNSW, GIN, btree),
   ``memories_termstat`` and ``memories_vectorsum``;
 - **insert cost and the statement triggers**: one-record ``INSERT``s as ``remember`` writes them
@@ -145,6 +147,44 @@ def insert_costs(blocks: int, per_block: int) -> dict[str, Any]:
     return out
 
 
+def dense_costs(queries: int) -> dict[str, Any]:
+    """The dense ranker alone (``search.nearest``, production's statement: the partial HNSW index,
+    iterative scan) for ``MIN_CANDIDATES`` rows, on the big project and on the smallest other
+    account's project (a 10k-record account sharing the index with everyone): ms p50 / p95 and
+    how many rows came back (fewer than asked: the iterative scan gave up)."""
+    from django.db import connection
+
+    from memories import search
+    from memories.embeddings import get_backend
+    from memories.models import Memory
+
+    model = get_backend("use").model_id
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT v::text FROM bench_sentence ORDER BY random() LIMIT %s", [queries])
+        vectors = [[float(x) for x in row[0].strip("[]").split(",")] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT p.id, p.account_id, count(*) FROM accounts_project p JOIN memories_memory m "
+            "ON m.project_id = p.id WHERE p.name LIKE 'scale-%%' GROUP BY p.id ORDER BY p.id LIMIT 1"
+        )
+        small = cursor.fetchone()
+    big = target()[0]
+    projects = {PROJECT: (big.account_id, big.id)}
+    if small is not None:
+        projects[f"a {small[2]:,}-record account"] = (small[1], small[0])
+    out: dict[str, Any] = {}
+    for name, (account_id, project_id) in projects.items():
+        # as the visibility rule reads: the account and the project
+        candidates = Memory.objects.filter(account_id=account_id, project_id=project_id, forgotten_at__isnull=True)
+        times, found = [], []
+        for vector in vectors:
+            started = time.perf_counter()
+            hits = search.nearest(candidates, vector, model, search.MIN_CANDIDATES)
+            times.append((time.perf_counter() - started) * 1000)
+            found.append(len(hits))
+        out[name] = {**common.summary_ms(times), "rows_min": min(found), "asked": search.MIN_CANDIDATES}
+    return out
+
+
 def vacuum_cost(updates: int) -> dict[str, Any]:
     from django.db import connection
 
@@ -194,17 +234,21 @@ def main() -> None:
     parser.add_argument("--inserts", type=int, default=50, help="inserts per block and variant")
     parser.add_argument("--updates", type=int, default=5000)
     parser.add_argument("--skip-rewrite", action="store_true")
-    parser.add_argument("--only", choices=("sizes", "inserts", "vacuum", "rewrite"), action="append")
+    parser.add_argument("--queries", type=int, default=100, help="dense ranker queries per project")
+    parser.add_argument("--only", choices=("sizes", "dense", "inserts", "vacuum", "rewrite"), action="append")
     parser.add_argument("--project", default="goals-1000000", help="the project measured")
     args = parser.parse_args()
     global PROJECT
     PROJECT = args.project
     common.setup_django(args.data_dir.resolve())
-    parts = args.only or ["sizes", "inserts", "vacuum", "rewrite"]
+    parts = args.only or ["sizes", "dense", "inserts", "vacuum", "rewrite"]
     result: dict[str, Any] = {"machine": common.machine_notes()}
     result["sizes"] = sizes()
     records = result["sizes"]["records"]
     log(f"scale growth at {records:,} records: {json.dumps(result['sizes']['index_bytes_by_kind'])}")
+    if "dense" in parts:
+        result["dense"] = dense_costs(args.queries)
+        log(f"dense ranker: {json.dumps(result['dense'])}")
     if "inserts" in parts:
         result["inserts"] = insert_costs(args.blocks, args.inserts)
         log(f"inserts: {json.dumps(result['inserts'])}")
