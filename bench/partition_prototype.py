@@ -45,7 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
-from bench.bulk_load import GIN_MEMORY, build
+from bench.bulk_load import GIN_MEMORY, build, setup
 from bench.common import log
 
 PARENT = "memories_memory_part"
@@ -220,7 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     global PROJECT
     PROJECT = args.project
-    common.setup_django(args.data_dir.resolve())
+    setup(args.data_dir.resolve())  # no migrate: its hook would build a dropped HNSW index
     if args.action == "build":
         result = cmd_build(args.partitions, args.hnsw)
         result["machine"] = common.machine_notes()
