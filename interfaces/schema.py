@@ -188,6 +188,21 @@ _HEALTH_BODY: Schema = {
         "status": {"type": "string", "enum": ["ok", "unavailable"]},
         "database": {"type": "string"},
         "broker": {"type": "string"},
+        "replicas": {
+            "type": "object",
+            "description": "Only with read replicas configured (DATABASE_REPLICA_URLS): what each said "
+            "when last asked (never more often than MMW_REPLICA_CHECK_SECONDS). A replica down or "
+            "lagging is skipped (reads go to the primary) and never makes this a 503.",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {
+                    "state": {"type": "string", "enum": ["ok", "lagging", "unreachable", "unknown"]},
+                    "lag_seconds": {"type": "number"},
+                    "checked_seconds_ago": {"type": "number"},
+                },
+                "required": ["state"],
+            },
+        },
     },
     "required": ["status"],
 }

@@ -5,6 +5,12 @@ each kind runs at a time (single flight): a database that hangs (SIGSTOP, networ
 holds one thread, not one per health probe, and every probe still answers by its deadline.
 The database check borrows a pooled connection like any request (no new connection per call
 when the pool has one) and gives it back.
+
+With read replicas (``DATABASE_REPLICA_URLS``) the body also says what each replica said of itself
+(``replicas``: ``mmw.replicas.describe``), from the state the router already keeps: a replica is
+asked again only when that state is older than ``MMW_REPLICA_CHECK_SECONDS`` (a failed one:
+``MMW_REPLICA_RETRY_SECONDS``), as a read would ask it, so probes add no query beyond that
+cadence. A replica down never makes ``/healthz`` a 503: reads then go to the primary.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from urllib.parse import urlsplit
 import redis
 from django.conf import settings
 from django.db import close_old_connections, connection
+
+from mmw import replicas
 
 DEADLINE_SECONDS = 0.8
 OK, DOWN = "ok", "unreachable"
@@ -65,7 +73,18 @@ def _redis_client(url: str) -> redis.Redis:
     return client
 
 
+def refresh_replicas() -> None:
+    """Ask each replica whose known state is older than the router's cadence (``replicas.state``)."""
+    try:
+        for alias in replicas.aliases():
+            replicas.state(alias)
+    finally:
+        close_old_connections()
+
+
 CHECKS: dict[str, Callable[[], None]] = {"database": check_database, "broker": check_broker}
+# Run like a check (single flight, the same deadline) but never decide the status.
+_INFORMATIVE: dict[str, Callable[[], None]] = {"replicas": refresh_replicas}
 
 
 def _start(name: str) -> Future[None]:
@@ -73,7 +92,7 @@ def _start(name: str) -> Future[None]:
     with _LOCK:
         future = _IN_FLIGHT.get(name)
         if future is None or future.done():
-            future = _EXECUTOR.submit(CHECKS[name])
+            future = _EXECUTOR.submit(CHECKS.get(name) or _INFORMATIVE[name])
             _IN_FLIGHT[name] = future
         return future
 
@@ -86,9 +105,15 @@ async def _outcome(name: str, deadline: float) -> str:
     return OK
 
 
-async def report(deadline: float = DEADLINE_SECONDS) -> dict[str, str]:
-    """``{"status": "ok"|"unavailable", "database": "ok"|"unreachable", "broker": ...}`` within ``deadline``."""
+async def report(deadline: float = DEADLINE_SECONDS) -> dict[str, Any]:
+    """``{"status": "ok"|"unavailable", "database": "ok"|"unreachable", "broker": ...}`` within
+    ``deadline``, and ``replicas`` (each alias's ``replicas.describe``) when replicas are configured."""
     names = list(CHECKS)
-    outcomes = await asyncio.gather(*(_outcome(name, deadline) for name in names))
-    body = dict(zip(names, outcomes, strict=True))
-    return {"status": "ok" if all(o == OK for o in outcomes) else "unavailable", **body}
+    standbys = replicas.aliases()
+    extra = ["replicas"] if standbys else []
+    outcomes = await asyncio.gather(*(_outcome(name, deadline) for name in names + extra))
+    body: dict[str, Any] = dict(zip(names, outcomes[: len(names)], strict=True))
+    status = "ok" if all(o == OK for o in outcomes[: len(names)]) else "unavailable"
+    if standbys:
+        body["replicas"] = {alias: replicas.describe(replicas.peek(alias)) for alias in standbys}
+    return {"status": status, **body}

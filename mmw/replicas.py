@@ -225,6 +225,26 @@ def state(alias: str, *, fresh: bool = False) -> State:
     return asked
 
 
+def peek(alias: str) -> State | None:
+    """What ``alias`` said when last asked, without asking (None: never asked in this process)."""
+    with _states_lock:
+        return _states.get(alias)
+
+
+def describe(seen: State | None) -> dict[str, Any]:
+    """A replica's state as ``/healthz`` shows it: ``ok`` (read from), ``lagging`` (serving but
+    further behind than ``MMW_REPLICA_MAX_LAG``: skipped), ``unreachable`` (down, or not a standby:
+    skipped until ``MMW_REPLICA_RETRY_SECONDS`` pass), ``unknown`` (not asked yet); the lag in
+    seconds and how long ago it was asked."""
+    if seen is None:
+        return {"state": "unknown"}
+    age = round(max(0.0, time.monotonic() - seen.at), 1)
+    if not seen.serving:
+        return {"state": "unreachable", "checked_seconds_ago": age}
+    lagging = seen.lag > settings.MMW_REPLICA_MAX_LAG
+    return {"state": "lagging" if lagging else "ok", "lag_seconds": round(seen.lag, 1), "checked_seconds_ago": age}
+
+
 def mark_failed(alias: str) -> None:
     with _states_lock:
         _states[alias] = State(time.monotonic(), serving=False)

@@ -201,3 +201,41 @@ def test_a_replica_that_refuses_is_skipped_at_once_and_not_asked_again_for_a_whi
     assert time.monotonic() - began < 2.0
     asked = replicas._states[refusing_replica].at
     assert replicas.state(refusing_replica, fresh=True).at == asked, "a failed replica waits out its retry time"
+
+
+def test_healthz_shows_each_replicas_known_state_and_asks_no_more_often_than_the_router(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    import asyncio
+
+    from mmw import health
+
+    monkeypatch.setattr(health, "CHECKS", {"database": lambda: None, "broker": lambda: None})
+    assert "replicas" not in asyncio.run(health.report()), "no replicas configured: the body is as before"
+
+    monkeypatch.setattr(replicas, "aliases", lambda: [ALIAS, "replica2"])
+    settings.MMW_REPLICA_MAX_LAG = 5.0
+    settings.MMW_REPLICA_CHECK_SECONDS = 60.0
+    settings.MMW_REPLICA_RETRY_SECONDS = 60.0
+    replicas.forget_states()
+    said = {ALIAS: replicas.State(0, serving=True, replayed=10, lag=0.5), "replica2": replicas.State(0, serving=False)}
+    asked: list[str] = []
+
+    def ask(alias: str) -> replicas.State:
+        asked.append(alias)
+        return replicas.State(time.monotonic(), said[alias].serving, said[alias].replayed, said[alias].lag)
+
+    monkeypatch.setattr(replicas, "_ask", ask)
+    body = asyncio.run(health.report())
+    assert body["status"] == "ok", "a replica down sends reads to the primary: never a 503"
+    assert body["replicas"][ALIAS]["state"] == "ok"
+    assert body["replicas"][ALIAS]["lag_seconds"] == 0.5
+    assert body["replicas"]["replica2"]["state"] == "unreachable"
+    for _ in range(20):
+        asyncio.run(health.report())
+    assert sorted(asked) == [ALIAS, "replica2"], "probes within the check cadence reuse the known state"
+
+    said[ALIAS] = replicas.State(0, serving=True, replayed=10, lag=7.0)
+    replicas.forget_states()
+    assert asyncio.run(health.report())["replicas"][ALIAS]["state"] == "lagging"
+    assert replicas.describe(None) == {"state": "unknown"}
