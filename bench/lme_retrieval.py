@@ -13,7 +13,8 @@ the services the REST routes call:
 - **records path**: every user turn with the assistant's answer after it as one record
   (workspace = the question id, ``source_id`` = the session, ``occurred_at`` its date, ``position``
   its place), asked with ``search`` (limit 50, the default floor) in the question's workspace;
-  sessions ranked by their best record.
+  sessions ranked by their best record; and again with ``diversify: true`` (as ``recall_context``
+  asks), sessions in the order of their first record.
 
 Vectors: the shipped backend (USE), computed here once (``transcripts.indexing.embed_pending`` and
 ``retrieval.fill_vectors``). Scores over the 82 questions with evidence (abstention questions, id
@@ -174,12 +175,18 @@ def by_sessions(who: Any, q: Question) -> list[str]:
     return ranked_sessions([r["session"]["session_id"] for r in answer["results"]])
 
 
-def by_records(who: Any, q: Question) -> list[str]:
+def by_records(who: Any, q: Question, diversify: bool = False) -> list[str]:
     from memories import selectors
 
-    payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat()}
+    payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat(),
+               "diversify": diversify}  # fmt: skip
     answer = selectors.memory_search(principal=who, payload=payload)
     return ranked_sessions([str(r["source_id"]) for r in answer["results"]])
+
+
+def by_records_spread(who: Any, q: Question) -> list[str]:
+    """The records path with ``diversify: true`` (what ``recall_context`` always does)."""
+    return by_records(who, q, diversify=True)
 
 
 def bm25(unit: str) -> Asker:
@@ -248,6 +255,7 @@ def main() -> None:
     load(who, qs)
     asked = [q for q in qs if q.evidence and not q.qid.endswith("_abs")]
     askers: dict[str, Asker] = {"MMW sessions": by_sessions, "MMW records": by_records,
+                                "MMW records diversify": by_records_spread,
                                 "BM25 sessions": bm25("sessions"), "BM25 records": bm25("records")}  # fmt: skip
     results: dict[str, Any] = {}
     for label, ask in askers.items():
