@@ -62,7 +62,10 @@ SOURCE_ROWS = 3
 # How much of a candidate's best sequence neighbour's fused score (the row just before or after
 # it in its source or session, itself a candidate, its score above 0) is added to its own
 # (``neighboured``): an answer is often the turn after the one the question's words are in.
-NEIGHBOUR_WEIGHT = 0.25
+# Off (0: no statement, no share): at 0.25 LoCoMo R@5 rose .718 -> .732 but open-domain and R@1
+# lost a question or three, and the candidates' places cost one more statement per search
+# (docs/search.md, "Records that form a sequence").
+NEIGHBOUR_WEIGHT = 0.0
 # How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
 MIN_CANDIDATES = 50
 # The most records the keyword ranker scores per query (see ``matching_terms``).

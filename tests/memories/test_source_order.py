@@ -29,7 +29,10 @@ def test_only_the_best_rows_of_a_source_count() -> None:
     )
 
 
-def test_a_row_gets_a_share_of_its_best_neighbour_s_score_not_of_a_boosted_one() -> None:
+def test_a_row_gets_a_share_of_its_best_neighbour_s_score_not_of_a_boosted_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.25)  # off by default (search.NEIGHBOUR_WEIGHT)
     question, answer, after, far, other = 1, 2, 3, 4, 5
     placed: dict[search.RowId, tuple[str, int]] = {
         question: ("s", 3),
