@@ -59,6 +59,8 @@ TIME_WEIGHT = 0.5
 SOURCE_RANK_K = 10
 SOURCE_SUPPORT = 0.5
 SOURCE_ROWS = 3
+# The source of the best row of all keeps its place first (True), whatever the others' strength.
+KEEP_BEST_FIRST = True
 # How much of a candidate's best sequence neighbour's fused score (the row just before or after
 # it in its source or session, itself a candidate, its score above 0) is added to its own
 # (``neighboured``): an answer is often the turn after the one the question's words are in.
@@ -504,6 +506,8 @@ def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[
         placed.append((len(held), source, position, rid))
         held.append(position)
     strength = {source: source_strength(held) for source, held in places.items()}
+    if placed and KEEP_BEST_FIRST:
+        strength[placed[0][1]] = math.inf  # the best row of all stays first
     return [rid for _, _, _, rid in sorted(placed, key=lambda p: (p[0], -strength[p[1]], p[2]))]
 
 

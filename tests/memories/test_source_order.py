@@ -12,15 +12,26 @@ A1, A2, B1, B2, B3 = 11, 12, 21, 22, 23
 SOURCES: dict[search.RowId, str] = {A1: "a", A2: "a", B1: "b", B2: "b", B3: "b"}
 
 
+# The row of a third source "c", the best of all.
+C1 = 31
+
+
 def test_a_source_with_more_good_rows_comes_before_one_with_a_slightly_better_row() -> None:
-    # a: places 0 and 4; b: places 1, 2, 3 — b's three rows say more than a's best alone
-    assert search.source_strength([1, 2, 3]) > search.source_strength([0, 4])
-    assert search.diversified([A1, B1, B2, B3, A2], SOURCES) == [B1, A1, B2, A2, B3]
+    # a: places 1 and 5; b: places 2, 3, 4 — b's three rows say more than a's best alone; c's
+    # row is the best of all and keeps its place
+    sources = {**SOURCES, C1: "c"}
+    assert search.source_strength([2, 3, 4]) > search.source_strength([1, 5])
+    assert search.diversified([C1, A1, B1, B2, B3, A2], sources) == [C1, B1, A1, B2, A2, B3]
+
+
+def test_the_best_row_of_all_stays_first() -> None:
+    assert search.diversified([A1, B1, B2, B3, A2], SOURCES) == [A1, B1, A2, B2, B3]
 
 
 def test_without_support_sources_go_by_their_best_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search, "SOURCE_SUPPORT", 0.0)
-    assert search.diversified([A1, B1, B2, B3, A2], SOURCES) == [A1, B1, A2, B2, B3]
+    sources = {**SOURCES, C1: "c"}
+    assert search.diversified([C1, A1, B1, B2, B3, A2], sources) == [C1, A1, B1, A2, B2, B3]
 
 
 def test_only_the_best_rows_of_a_source_count() -> None:
