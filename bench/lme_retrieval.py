@@ -1,7 +1,7 @@
 """Retrieval on LongMemEval-S dev (``/work/shared/data/lme_s_dev.json.gz``), by question type,
 through both paths MMW offers, beside BM25 in the same run.
 
-    MMW_DATA_DIR=$PWD/var/bench-lme .venv/bin/python -m bench.lme_retrieval [--questions N] [--variant NAME]
+    MMW_DATA_DIR=$PWD/var/bench-lme .venv/bin/python -m bench.lme_retrieval [--questions N] [--variant X=V] [--misses]
 
 Each question's haystack (~48 sessions, ~490 turns) is loaded once into the bench database (kept
 in ``--data-dir`` between runs; a question already loaded is not loaded again), in process, through
@@ -13,7 +13,8 @@ the services the REST routes call:
 - **records path**: every user turn with the assistant's answer after it as one record
   (workspace = the question id, ``source_id`` = the session, ``occurred_at`` its date, ``position``
   its place), asked with ``search`` (limit 50, the default floor) in the question's workspace;
-  sessions ranked by their best record.
+  sessions ranked by their best record; and again with ``diversify: true`` (as ``recall_context``
+  asks), sessions in the order of their first record.
 
 Vectors: the shipped backend (USE), computed here once (``transcripts.indexing.embed_pending`` and
 ``retrieval.fill_vectors``). Scores over the 82 questions with evidence (abstention questions, id
@@ -21,6 +22,11 @@ ending ``_abs``, are left out): ``R_any@5`` (an evidence session among the first
 ``R_all@5`` (every evidence session among them), overall and per question type, for MMW's two paths
 and BM25 over sessions (each session one document) and over records. The question's date is sent
 as ``now`` (where the code takes it) so questions about time are asked when they were asked.
+
+``--variant`` sets module constants for the run, for A/B on the same loaded data (e.g.
+``--variant memories.search.SOURCE_SUPPORT=0``); ``--misses`` prints, per question an MMW path
+misses, the place of each evidence session (the same ``explain`` numbers are one
+``search_sessions`` call away).
 
 A benchmark, not a test: it prints figures and never fails on one.
 """
@@ -169,12 +175,18 @@ def by_sessions(who: Any, q: Question) -> list[str]:
     return ranked_sessions([r["session"]["session_id"] for r in answer["results"]])
 
 
-def by_records(who: Any, q: Question) -> list[str]:
+def by_records(who: Any, q: Question, diversify: bool = False) -> list[str]:
     from memories import selectors
 
-    payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat()}
+    payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat(),
+               "diversify": diversify}  # fmt: skip
     answer = selectors.memory_search(principal=who, payload=payload)
     return ranked_sessions([str(r["source_id"]) for r in answer["results"]])
+
+
+def by_records_spread(who: Any, q: Question) -> list[str]:
+    """The records path with ``diversify: true`` (what ``recall_context`` always does)."""
+    return by_records(who, q, diversify=True)
 
 
 def bm25(unit: str) -> Asker:
@@ -201,23 +213,56 @@ def score(qs: Sequence[Question], rankings: dict[str, list[str]]) -> dict[str, d
             for g, v in groups.items()}  # fmt: skip
 
 
+def apply_variant(spec: str) -> dict[str, Any]:
+    """Set each ``module.CONSTANT=value`` of ``spec`` (comma-separated; values parsed as JSON)."""
+    import importlib
+
+    applied: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, _, raw = item.partition("=")
+        module_name, _, constant = name.rpartition(".")
+        module = importlib.import_module(module_name)
+        if not hasattr(module, constant):
+            raise SystemExit(f"{module_name} has no {constant}")
+        setattr(module, constant, json.loads(raw))
+        applied[name] = json.loads(raw)
+    return applied
+
+
+def misses(qs: Sequence[Question], label: str, rankings: dict[str, list[str]]) -> None:
+    """Each question ``label`` misses (not every evidence session in the top ``K``), with the
+    place of each evidence session (None: not in the first ``LIMIT`` results)."""
+    for q in qs:
+        ranking = rankings[q.qid]
+        if q.evidence <= set(ranking[:K]):
+            continue
+        places = sorted((ranking.index(s) + 1 if s in ranking else None for s in q.evidence), key=lambda p: p or 999)
+        print(f"  {label} miss {q.qid} [{q.kind}] evidence at {places}: {q.text[:110]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=None, help="the first N questions only")
     parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme"))
     parser.add_argument("--out", default=str(common.OUT_DIR / "lme_retrieval.json"))
+    parser.add_argument("--variant", default="", help="module.CONSTANT=value,... set for this run (A/B)")
+    parser.add_argument("--misses", action="store_true", help="print each question an MMW path misses")
     args = parser.parse_args()
     common.setup_django(Path(args.data_dir))
+    variant = apply_variant(args.variant)
     who = principal()
     qs = questions(args.questions)
     load(who, qs)
     asked = [q for q in qs if q.evidence and not q.qid.endswith("_abs")]
     askers: dict[str, Asker] = {"MMW sessions": by_sessions, "MMW records": by_records,
+                                "MMW records diversify": by_records_spread,
                                 "BM25 sessions": bm25("sessions"), "BM25 records": bm25("records")}  # fmt: skip
     results: dict[str, Any] = {}
     for label, ask in askers.items():
         started = time.perf_counter()
         rankings = {q.qid: ask(who, q) for q in asked}
+        if args.misses and label.startswith("MMW"):
+            misses(asked, label, rankings)
         results[label] = score(asked, rankings)
         results[label]["seconds"] = round(time.perf_counter() - started, 1)
         log(f"{label}: {results[label]['all']} ({results[label]['seconds']} s)")
@@ -228,7 +273,7 @@ def main() -> None:
             for k in kinds]  # fmt: skip
     print(markdown_table(header, rows))
     common.OUT_DIR.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2))
+    Path(args.out).write_text(json.dumps({**results, "variant": variant}, indent=2))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,11 @@ Contract of ``window(query, now)``: the expression that comes first in the quest
 its window is ``[start, end)`` in UTC, each end aligned to whole days (or months, years) in UTC,
 and never after ``now`` ends (a question about "Friday" asked on a Wednesday means the last one).
 Numbers may be digits or words (one … twelve, "a couple of", "a few"; in Russian and French too).
-No expression: None. Expressions about another event ("before I moved") are not resolved: the
-words of such a phrase still match by keywords and meaning.
+No expression: None. "before" / "after" / "since" a time ("before today", "after last week",
+"since May", "до прошлой недели", "avant la semaine dernière") open its window towards the past
+or up to today; two months joined ("in January and March") give one window over both.
+Expressions about another event ("before I moved") are not resolved: the words of such a phrase
+still match by keywords and meaning.
 """
 
 from __future__ import annotations
@@ -75,6 +78,12 @@ _WEEKDAYS = {
     "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,
 }  # fmt: skip
 _WEEKDAY = "(" + "|".join(sorted(map(re.escape, _WEEKDAYS), key=len, reverse=True)) + ")"
+_YEAR = r"(?:\s+((?:19|20)\d\d)\b)?"
+# A second month joined to a first ("in January and May"): "may" only capitalised, so "in March
+# and may" is the verb.
+_SECOND_MONTH = (
+    "(" + "|".join(sorted((re.escape(m) for m in _MONTHS if m != "may"), key=len, reverse=True)) + "|(?-i:May))"
+)
 
 
 def _day(t: datetime) -> datetime:
@@ -191,10 +200,16 @@ def _on_weekday(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
 
 
 def _in(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
-    """ "in May" (this year's or last), "in May 2024" (that one)."""
-    month = _MONTHS[m.group(1).lower()]
-    if m.group(2):
-        start = _month_start(int(m.group(2)), month)
+    """ "in May" (this year's or last), "in May 2024" (that one); "in January and March": from
+    the first's start to the last's end."""
+    spans = [_one_month(m.group(g), m.group(g + 1), now) for g in (1, 3) if m.group(g)]
+    return min(s for s, _ in spans), max(e for _, e in spans)
+
+
+def _one_month(name: str, year: str | None, now: datetime) -> tuple[datetime, datetime]:
+    month = _MONTHS[name.lower()]
+    if year:
+        start = _month_start(int(year), month)
         return start, _add_months(start, 1)
     return _in_month(month, now)
 
@@ -225,17 +240,27 @@ _RULES: tuple[Rule, ...] = (
     _rule(r"\bcette\s+semaine\b", lambda m, now: _current("week", now)),
     _rule(r"\bce\s+mois(?:-ci)?\b", lambda m, now: _current("month", now)),
     # days
-    _rule(r"\b(?:the\s+day\s+before\s+yesterday|avant-hier)\b|(?<!\w)позавчера", lambda m, now: _span("day", 2, now)),
+    _rule(r"\b(?:the\s+day\s+before\s+yesterday|avant[- ]hier)\b|(?<!\w)позавчера",
+          lambda m, now: _span("day", 2, now)),
     _rule(r"\byesterday\b|\bhier\b|(?<!\w)вчера", lambda m, now: _span("day", 1, now)),
     _rule(r"\btoday\b|\baujourd'hui\b|(?<!\w)сегодня", lambda m, now: _span("day", 0, now)),
     # weekdays: "last Tuesday", "on Friday", "lundi dernier", "в прошлый вторник"
     _rule(rf"\b(?:last|on|this\s+past)\s+{_WEEKDAY}\b", _on_weekday),
     _rule(rf"\b{_WEEKDAY}\s+derni(?:er|ère)\b", _on_weekday),
     _rule(rf"(?<!\w)в\s+(?:прошл(?:ый|ую|ое)\s+)?{_WEEKDAY}(?!\w)", _on_weekday),
-    # months: "in May", "в мае", "en mai"
-    _rule(rf"\b(?:in|during|since|en|au mois de)\s+{_MONTH}(?!\w)(?:\s+((?:19|20)\d\d)\b)?", _in),
-    _rule(rf"(?<!\w)в\s+{_MONTH}(?!\w)(?:\s+((?:19|20)\d\d)\b)?", _in),
+    # months: "in May", "в мае", "en mai"; "in January and March", "в январе и марте"
+    _rule(rf"\b(?:in|during|since|en|au mois de)\s+{_MONTH}(?!\w){_YEAR}"
+          rf"(?:\s*(?:,|and|or|et|ou)\s+(?:in\s+|en\s+)?{_SECOND_MONTH}(?!\w){_YEAR})?", _in),
+    _rule(rf"(?<!\w)в\s+{_MONTH}(?!\w){_YEAR}(?:\s*(?:,|и|или)\s+(?:в\s+)?{_MONTH}(?!\w){_YEAR})?", _in),
 )  # fmt: skip
+
+# Before the phrase: the window is everything before it ("before today") or from it to today
+# ("after last week"); "since" inside a month's phrase ("since May") opens it up to today.
+_BEFORE = re.compile(r"(?:\b(?:before|until|till|prior\s+to|avant|jusqu'à)|(?<!\w)до)\s+$", re.IGNORECASE)
+_AFTER = re.compile(r"(?:\b(?:after|since|après|depuis)|(?<!\w)(?:после|с))\s+$", re.IGNORECASE)
+_OPEN_SINCE = re.compile(r"since\b", re.IGNORECASE)
+# The start of a window open towards the past.
+BEGINNING = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def window(query: str, now: datetime) -> TimeWindow | None:
@@ -246,10 +271,21 @@ def window(query: str, now: datetime) -> TimeWindow | None:
         if match is None:
             continue
         start, end = resolve(match, now)
-        end = min(end, _day(now) + timedelta(days=1))
+        today_ends = _day(now) + timedelta(days=1)
+        if start >= min(end, today_ends):
+            continue  # a time after the question: no window, open or not
+        begins, phrase = match.start(), match.group(0).strip()
+        before, after = _BEFORE.search(query, 0, begins), _AFTER.search(query, 0, begins)
+        if before is not None:
+            start, end, begins = BEGINNING, start, before.start()
+        elif after is not None:
+            start, end, begins = end, today_ends, after.start()
+        elif _OPEN_SINCE.match(phrase):
+            end = today_ends
+        end = min(end, today_ends)
         if start >= end:
             continue
-        found = TimeWindow(start, end, match.group(0).strip())
-        if best is None or match.start() < best[0]:
-            best = (match.start(), found)
+        found = TimeWindow(start, end, query[begins : match.end()].strip())
+        if best is None or begins < best[0]:
+            best = (begins, found)
     return best[1] if best is not None else None

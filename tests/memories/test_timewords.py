@@ -34,6 +34,16 @@ NOW = datetime(2023, 6, 20, 16, 30, tzinfo=UTC)  # a Tuesday
         ("il y a trois semaines", "il y a trois semaines", date(2023, 5, 27), date(2023, 6, 3)),
         ("lundi dernier", "lundi dernier", date(2023, 6, 19), date(2023, 6, 20)),
         ("en mai", "en mai", date(2023, 5, 1), date(2023, 6, 1)),
+        # open windows: before / after / since a time; two months joined
+        ("the airlines I flew with before today", "before today", date(1970, 1, 1), date(2023, 6, 19)),
+        ("what did I change after last week", "after last week", date(2023, 6, 19), date(2023, 6, 21)),
+        ("what changed since May", "since May", date(2023, 5, 1), date(2023, 6, 21)),
+        ("до прошлой недели", "до прошлой недели", date(1970, 1, 1), date(2023, 6, 12)),
+        ("avant la semaine dernière", "avant la semaine dernière", date(1970, 1, 1), date(2023, 6, 12)),
+        ("avant hier", "avant hier", date(2023, 6, 17), date(2023, 6, 20)),
+        ("the novels I finished in January and March", "in January and March", date(2023, 1, 1), date(2023, 4, 1)),
+        ("в январе и марте", "в январе и марте", date(2023, 1, 1), date(2023, 4, 1)),
+        ("what I planned in March and may still do", "in March", date(2023, 3, 1), date(2023, 4, 1)),
     ],
 )  # fmt: skip
 def test_a_relative_time_resolves_to_its_window(question: str, phrase: str, start: date, end: date) -> None:

@@ -430,8 +430,10 @@ def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(tenan
     status, packed = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2,
                                                            "diversify": False})  # fmt: skip
     assert [r["session"]["session_id"] for r in packed["results"]] == ["chatty", "chatty"]
+    # The time preference ranks turns: read on the turns' own order (with ``diversify``, the
+    # sessions go by all their turns, ``search.source_strength``, and chatty has four).
     status, timed = api.call("POST", "/sessions/search", {"query": "pgvector in March", "explain": True,
-                                                          "now": "2026-06-20T12:00:00Z"})  # fmt: skip
+                                                          "now": "2026-06-20T12:00:00Z", "diversify": False})  # fmt: skip
     assert status == 200, timed
     assert timed["time_window"]["phrase"] == "in March"
     assert timed["results"][0]["session"]["session_id"] == "quiet"

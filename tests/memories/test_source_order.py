@@ -1,0 +1,63 @@
+"""How the fusion orders sources (``search.diversified``, ``search.source_strength``) and lends a
+row its sequence neighbour's score (``search.neighboured``): pure functions, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories import search
+
+# Rows 1x of source "a", 2x of source "b" (turn ids are integers).
+A1, A2, B1, B2, B3 = 11, 12, 21, 22, 23
+SOURCES: dict[search.RowId, str] = {A1: "a", A2: "a", B1: "b", B2: "b", B3: "b"}
+
+
+# The row of a third source "c", the best of all.
+C1 = 31
+
+
+def test_a_source_with_more_good_rows_comes_before_one_with_a_slightly_better_row() -> None:
+    # a: places 1 and 5; b: places 2, 3, 4 — b's three rows say more than a's best alone; c's
+    # row is the best of all and keeps its place
+    sources = {**SOURCES, C1: "c"}
+    assert search.source_strength([2, 3, 4]) > search.source_strength([1, 5])
+    assert search.diversified([C1, A1, B1, B2, B3, A2], sources) == [C1, B1, A1, B2, A2, B3]
+
+
+def test_the_best_row_of_all_stays_first() -> None:
+    assert search.diversified([A1, B1, B2, B3, A2], SOURCES) == [A1, B1, A2, B2, B3]
+
+
+def test_without_support_sources_go_by_their_best_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "SOURCE_SUPPORT", 0.0)
+    sources = {**SOURCES, C1: "c"}
+    assert search.diversified([C1, A1, B1, B2, B3, A2], sources) == [C1, A1, B1, A2, B2, B3]
+
+
+def test_only_the_best_rows_of_a_source_count() -> None:
+    assert search.source_strength(list(range(search.SOURCE_ROWS + 5))) == pytest.approx(
+        search.source_strength(list(range(search.SOURCE_ROWS)))
+    )
+
+
+def test_a_row_gets_a_share_of_its_best_neighbour_s_score_not_of_a_boosted_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.25)  # off by default (search.NEIGHBOUR_WEIGHT)
+    question, answer, after, far, other = 1, 2, 3, 4, 5
+    placed: dict[search.RowId, tuple[str, int]] = {
+        question: ("s", 3),
+        answer: ("s", 4),
+        after: ("s", 5),
+        far: ("s", 9),
+        other: ("t", 4),
+    }
+    near = search.sequence_neighbours(placed)
+    assert near == {question: [answer], answer: [question, after], after: [answer]}
+    scores: dict[search.RowId, float] = {question: 2.0, answer: 0.5, after: -1.0, far: 1.0, other: 1.5}
+    boosted = search.neighboured(scores, near, None)
+    w = search.NEIGHBOUR_WEIGHT
+    assert boosted[answer] == pytest.approx(0.5 + w * 2.0)
+    assert boosted[after] == pytest.approx(-1.0 + w * 0.5)  # from answer's own score, not its boosted one
+    assert boosted[question] == pytest.approx(2.0 + w * 0.5)
+    assert (boosted[far], boosted[other]) == (1.0, 1.5)  # no neighbour: unchanged
