@@ -40,7 +40,7 @@ def test_sessions_page_lists_reads_searches_shares_and_forgets(
     watcher.visit(page, f"/p/{project}/sessions/")
     row = page.get_by_test_id("sessions").locator("tbody tr")
     expect(row).to_have_count(1)
-    for text in ("Deploy chat", "claude-code", "alice-laptop", "6", "2026-03-01"):
+    for text in ("Deploy chat", "claude-code", "alice-laptop", "6", "1 Mar 2026, 09:00"):
         expect(row).to_contain_text(text)
     shot(page, "sessions")
 

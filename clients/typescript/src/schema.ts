@@ -4264,6 +4264,15 @@ export interface operations {
                     "application/json": {
                         broker?: string;
                         database?: string;
+                        /** @description Only with read replicas configured (DATABASE_REPLICA_URLS): what each said when last asked (never more often than MMW_REPLICA_CHECK_SECONDS). A replica down or lagging is skipped (reads go to the primary) and never makes this a 503. */
+                        replicas?: {
+                            [key: string]: {
+                                checked_seconds_ago?: number;
+                                lag_seconds?: number;
+                                /** @enum {string} */
+                                state: "ok" | "lagging" | "unreachable" | "unknown";
+                            };
+                        };
                         /** @enum {string} */
                         status: "ok" | "unavailable";
                     };
@@ -4278,6 +4287,15 @@ export interface operations {
                     "application/json": {
                         broker?: string;
                         database?: string;
+                        /** @description Only with read replicas configured (DATABASE_REPLICA_URLS): what each said when last asked (never more often than MMW_REPLICA_CHECK_SECONDS). A replica down or lagging is skipped (reads go to the primary) and never makes this a 503. */
+                        replicas?: {
+                            [key: string]: {
+                                checked_seconds_ago?: number;
+                                lag_seconds?: number;
+                                /** @enum {string} */
+                                state: "ok" | "lagging" | "unreachable" | "unknown";
+                            };
+                        };
                         /** @enum {string} */
                         status: "ok" | "unavailable";
                     };
