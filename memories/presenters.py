@@ -168,8 +168,9 @@ class TimeWindowShown(TypedDict):
 
 
 class Found(Envelope):
-    """The answer of ``search``. ``other_workspaces``: when fewer than ``limit`` results came back
-    from one workspace, the caller's other workspaces with results (else empty); ``time_window``:
+    """The answer of ``search``. ``other_workspaces``: when the answer from one workspace was short
+    (fewer than 10 results, or than ``limit`` if smaller: ``selectors.is_short``), the caller's other
+    workspaces with results (else empty); ``time_window``:
     the time the query is about, when it says one; ``pending_vectors``: records of the searched
     scope stored but not embedded yet (found by keywords only until then, so a miss may be
     temporary; at most ``selectors.PENDING_COUNT_MAX``); ``explain``: with ``explain: true``, what ranked."""

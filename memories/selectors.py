@@ -193,7 +193,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
     answer["results"] = asked.traced(
         scope, present(principal, [h.memory for h in hits], [h.confidence for h in hits], freshness)
     )
-    if len(hits) < v["limit"]:
+    if is_short(len(hits), v["limit"]):
         answer["other_workspaces"] = elsewhere(principal, v["workspace"], filters, v["query"], asked.floor, stats_of)
     return asked.explained(answer)
 
@@ -251,12 +251,21 @@ class Asked:
         return answer
 
 
-# ``other_workspaces``: at most this many workspaces, counted among this many results elsewhere;
-# recall_context looks elsewhere when fewer than ``RECALL_SHORT`` relevant records came back.
-RECALL_SHORT = 10
+# ``other_workspaces``: at most this many workspaces, counted among this many results elsewhere.
+# An answer is short, and looks elsewhere, with fewer than ``SHORT_ANSWER`` results (or fewer than
+# the search's ``limit`` when that is smaller): ten relevant records are an answer, not a dead end.
+SHORT_ANSWER = 10
 ELSEWHERE_SHOWN = 5
 ELSEWHERE_DEPTH = 10
 ELSEWHERE_WORKSPACES = 1000  # other workspaces named by id; past this many, "not this one"
+
+
+def is_short(found: int, limit: int) -> bool:
+    """Whether an answer of ``found`` relevant records, asked for at most ``limit``, is short:
+    fewer than ``SHORT_ANSWER`` (or than ``limit``, when smaller). Only a short answer looks at the
+    other workspaces (``elsewhere``): a search asking 50 that found 20 has its answer; the look
+    would only cost it (on long records most of such a search's time, docs/search.md)."""
+    return found < min(limit, SHORT_ANSWER)
 
 
 def elsewhere(
@@ -647,8 +656,7 @@ def recall_context(*, principal: Principal, payload: Mapping[str, Any] | None) -
             used += cost
     items = asked.traced(base_scope, present(principal, chosen, [relevance.get(m.id) for m in chosen]))
     answer["used_tokens"], answer["items"], answer["omitted"] = used, items, len(pool) - len(chosen)
-    # A pack with fewer relevant records than a search's default page: say where else they are.
-    short = len(hits) < RECALL_SHORT
+    short = is_short(len(hits), MAX_LIMIT)
     other = elsewhere(principal, v["workspace"], filters, v["task"], asked.floor, stats_of) if short else []
     answer["other_workspaces"] = other
     return asked.explained(answer)

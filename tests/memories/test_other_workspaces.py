@@ -61,6 +61,22 @@ def test_a_full_page_looks_nowhere_else(tenancy: Tenancy) -> None:
 
 
 @pytest.mark.django_db
+def test_ten_results_are_an_answer_and_look_nowhere_else(tenancy: Tenancy) -> None:
+    """Short means fewer than 10 (``selectors.is_short``), not fewer than ``limit``: a search asking
+    50 that found 10 or more has its answer; one that found fewer still says where else to look."""
+    api = Api(tenancy.alice.key)
+    backend_notes(api)
+    backend_notes(api, "mirror")
+    found = api.search(query="module owns endpoints on-call rota", workspace="backend", limit=50)
+    assert 10 <= len(found["results"]) < 50
+    assert found["other_workspaces"] == []
+    api.ok_remember(content="module m7 owns the /api/m7 endpoints", workspace="scratch")
+    short = api.search(query=QUERY, workspace="scratch", limit=50)
+    assert 1 <= len(short["results"]) < 10
+    assert [o["workspace"] for o in short["other_workspaces"]][:2] in (["backend", "mirror"], ["mirror", "backend"])
+
+
+@pytest.mark.django_db
 def test_other_workspaces_are_only_ones_the_caller_reads(tenancy: Tenancy) -> None:
     alice, bob, charlie = Api(tenancy.alice.key), Api(tenancy.bob.key), Api(tenancy.charlie.key)
     backend_notes(charlie, "backend")  # another account's project
