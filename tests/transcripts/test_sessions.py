@@ -8,12 +8,15 @@ import time
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.models import AuditEvent
 from billing import counters
 from billing.models import Plan, Subscription
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
+from transcripts import selectors
 from transcripts.models import Session, Turn
 
 pytestmark = pytest.mark.django_db
@@ -304,6 +307,49 @@ def test_search_sessions_returns_context_around_each_hit(tenancy: Tenancy) -> No
         [1, 3],
         [2, 4],
     )
+
+
+def test_context_crosses_gaps_and_costs_the_same_for_one_hit_or_many(
+    tenancy: Tenancy,
+) -> None:
+    """Each hit's neighbours by order, not by position arithmetic (positions 0, 10, 20, ...), for
+    hits in several sessions and two hits of one session; the context is read in a fixed number of
+    statements (``selectors.context_of``), not two per hit."""
+    api = Api(tenancy.alice.key)
+    gapped = [{**t, "position": t["position"] * 10} for t in CONVERSATION]
+    for sid in ("a", "b", "c"):
+        upload(api, "claude-code", sid, gapped)
+    with CaptureQueriesContext(connection) as one:
+        status, answer = api.call("POST", "/sessions/search", {"query": "pgvector Dockerfile", "limit": 1})
+    assert status == 200, answer
+    with CaptureQueriesContext(connection) as many:
+        status, answer = api.call("POST", "/sessions/search", {"query": "staging cluster systemd unit", "limit": 6})
+    assert status == 200, answer
+    assert len(answer["results"]) >= 4
+    assert max(hit["turn"]["position"] for hit in answer["results"]) >= 40  # a hit with 2 turns before it
+    assert len({r["session"]["session_id"] for r in answer["results"]}) == 3
+    turns_read = [sum("transcripts_turn" in q["sql"] for q in c.captured_queries) for c in (one, many)]
+    assert turns_read[1] == turns_read[0]
+    for hit in answer["results"]:
+        place = hit["turn"]["position"] // 10
+        assert [t["position"] for t in hit["context_before"]] == [p * 10 for p in range(max(0, place - 2), place)]
+        assert [t["position"] for t in hit["context_after"]] == [p * 10 for p in range(place + 1, min(6, place + 3))]
+
+
+def test_a_search_of_very_many_sessions_reads_them_by_subquery_with_the_same_answer(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = Api(tenancy.alice.key)
+    for sid in ("a", "b", "c"):
+        upload(api, "claude-code", sid)
+    ask = {"query": "pgvector Dockerfile staging", "limit": 6}
+    named = api.call("POST", "/sessions/search", ask)[1]["results"]
+    monkeypatch.setattr(selectors, "SESSIONS_NAMED", 2)
+    behind_a_subquery = api.call("POST", "/sessions/search", ask)[1]["results"]
+    assert len(named) >= 3
+    assert [(r["session"]["session_id"], r["turn"]["position"]) for r in behind_a_subquery] == [
+        (r["session"]["session_id"], r["turn"]["position"]) for r in named
+    ]
 
 
 def test_search_sessions_filters(tenancy: Tenancy) -> None:
