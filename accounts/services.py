@@ -16,9 +16,18 @@ from django.utils import timezone
 from accounts import keys, limits
 from accounts.models import ALL_SCOPES, DEFAULT_KEY_SCOPES, Account, ApiKey, AuditEvent, Project, SignInLink, User
 from mmw import text
-from mmw.errors import Conflict, Forbidden, InvalidInput
+from mmw.errors import Conflict, Forbidden, InvalidInput, Template
 from orgs.models import Membership
 from orgs.selectors import acting_membership, has_project_access, may_revoke
+
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+PROJECT_EXISTS = Template("a project named %(name)s already exists")
+KEY_LIFETIME = Template("expires_in_days must be one of %(choices)s, or absent for a key that never expires")
+KEY_SCOPES = Template("scopes must be a non-empty subset of %(scopes)s")
+KEY_HOLDER_NOT_MEMBER = Template("only an active member of the account can hold its keys")
+KEY_HOLDER_NO_ACCESS = Template("this member has no access to the project")
+KEY_REVOKE_REFUSED = Template("only the key's holder, an owner or an admin can revoke it")
+SIGN_IN_LINK_SECOND_FACTOR = Template("this person signs in with a second factor: no sign-in link skips it")
 
 
 def audit_record(
@@ -123,16 +132,16 @@ def api_key_create(
     working by itself: ``accounts.keys.resolve_key`` refuses it from then on, cached or not."""
     if expires_in_days is not None and expires_in_days not in KEY_LIFETIMES_DAYS:
         choices = ", ".join(map(str, KEY_LIFETIMES_DAYS))
-        raise InvalidInput(f"expires_in_days must be one of {choices}, or absent for a key that never expires")
+        raise InvalidInput(KEY_LIFETIME, choices=choices)
     wanted = sorted(set(scopes))
     unknown = [s for s in wanted if s not in ALL_SCOPES]
     if unknown or not wanted:
-        raise InvalidInput(f"scopes must be a non-empty subset of {', '.join(ALL_SCOPES)}")
+        raise InvalidInput(KEY_SCOPES, scopes=", ".join(ALL_SCOPES))
     membership = Membership.objects.filter(account=project.account, user=user, is_active=True).first()
     if membership is None:
-        raise InvalidInput("only an active member of the account can hold its keys")
+        raise InvalidInput(KEY_HOLDER_NOT_MEMBER)
     if not has_project_access(membership=membership, project=project):
-        raise Forbidden("this member has no access to the project")
+        raise Forbidden(KEY_HOLDER_NO_ACCESS)
     name = text.check_name("key name", name.strip(), 200, wildcard_ok=True) if name.strip() else ""
     device_label = text.check_name("device label", device_label.strip(), 200, wildcard_ok=True)
     raw, prefix, digest = keys.mint()
@@ -171,7 +180,7 @@ def api_key_revoke(*, api_key: ApiKey, actor: User) -> ApiKey:
     if not may_revoke(
         actor, holder_id=api_key.user_id, account=api_key.account, staff_permission="accounts.change_apikey"
     ):
-        raise Forbidden("only the key's holder, an owner or an admin can revoke it")
+        raise Forbidden(KEY_REVOKE_REFUSED)
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at"])
@@ -199,7 +208,7 @@ def sign_in_link_create(*, user: User, verify_email: bool = False) -> str:
     the address: ``verify_email`` marks it verified, so the person is not sent to their inbox
     first. Audited in the user's personal account."""
     if Authenticator.objects.filter(user=user).exists():
-        raise InvalidInput("this person signs in with a second factor: no sign-in link skips it", code="sign_in_link")
+        raise InvalidInput(SIGN_IN_LINK_SECOND_FACTOR, code="sign_in_link")
     token = "mmwsl_" + secrets.token_urlsafe(32)
     SignInLink.objects.create(user=user, digest=text.sha256_hex(token), expires_at=timezone.now() + SIGN_IN_LINK_TTL)
     if verify_email:
@@ -284,7 +293,7 @@ def project_create(*, account: Account, actor: User, name: str) -> Project:
     acting_membership(account=account, user=actor, manage=True, refusal=MANAGE_REFUSAL)
     clean = text.clean_label("project name", name)
     if Project.objects.filter(account=account, name__iexact=clean, deleted_at__isnull=True).exists():
-        raise Conflict(f"a project named {clean!r} already exists")
+        raise Conflict(PROJECT_EXISTS, name=repr(clean))
     limits.check_project_limit(account)
     project, _ = project_get_or_create(account=account, name=clean, actor=actor)
     return project
@@ -296,14 +305,14 @@ def project_rename(*, project: Project, actor: User, name: str) -> Project:
     clean = text.clean_label("project name", name)
     clash = Project.objects.filter(account=project.account, name__iexact=clean, deleted_at__isnull=True)
     if clash.exclude(pk=project.pk).exists():
-        raise Conflict(f"a project named {clean!r} already exists")
+        raise Conflict(PROJECT_EXISTS, name=repr(clean))
     old = project.name
     project.name = clean
     try:
         with transaction.atomic():
             project.save(update_fields=["name"])
     except IntegrityError:
-        raise Conflict(f"a project named {clean!r} already exists") from None
+        raise Conflict(PROJECT_EXISTS, name=repr(clean)) from None
     audit_record(
         action="project.renamed",
         account=project.account,

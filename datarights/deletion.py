@@ -39,7 +39,7 @@ from accounts.services import audit_record
 from datarights.format import PURGED_CONTENT
 from datarights.models import AccountDeletion
 from memories.models import IdempotencyRecord, Memory, MemoryRelation, TermStat
-from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
+from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound, Template
 from mmw.mail import send_in_languages
 from orgs.models import Membership
 from orgs.selectors import acting_membership, is_last_owner
@@ -50,12 +50,15 @@ logger = logging.getLogger(__name__)
 
 REMIND_BEFORE = dt.timedelta(days=3)
 PURGE_BATCH = 1000
-OWNER_ONLY = "only an owner can delete the account"
-WRONG_NAME = "type the account's name exactly to confirm"
-REAUTH_FAILED = "your password is not correct"
-REAUTH_UNAVAILABLE = "set a password first (Account settings): deleting needs it to confirm it is you"
-ALREADY = "this account is already being deleted"
-LAST_OWNER = "you are the last owner of {name}: make someone else an owner, or delete that organisation first"
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+OWNER_ONLY = Template("only an owner can delete the account")
+WRONG_NAME = Template("type the account's name exactly to confirm")
+REAUTH_FAILED = Template("your password is not correct")
+REAUTH_UNAVAILABLE = Template("set a password first (Account settings): deleting needs it to confirm it is you")
+ALREADY = Template("this account is already being deleted")
+LAST_OWNER = Template(
+    "you are the last owner of %(name)s: make someone else an owner, or delete that organisation first"
+)
 
 
 def retention(days_setting: str) -> dt.timedelta:
@@ -179,7 +182,7 @@ def user_delete(*, user: User, password: str) -> AccountDeletion | None:
     mine = list(Membership.objects.filter(user=user, is_active=True).select_related("account"))
     for membership in mine:  # all checked before anything changes: no half-left user
         if membership.account.kind != Account.Kind.PERSONAL and is_last_owner(membership):
-            raise Conflict(LAST_OWNER.format(name=membership.account.name))
+            raise Conflict(LAST_OWNER, name=membership.account.name)
     personal = None
     for membership in mine:
         if membership.account.kind == Account.Kind.PERSONAL and membership.role == Membership.Role.OWNER:

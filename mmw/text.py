@@ -16,7 +16,7 @@ import unicodedata
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
-from mmw.errors import InvalidInput
+from mmw.errors import InvalidInput, Template
 
 # NUL, and UTF-16 surrogate code points (only unpaired ones can occur in a Python str).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -25,33 +25,33 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # the ASCII space, surrogates, private-use and unassigned code points.
 WILDCARD = "*"
 
-
-def unstorable_message(field: str) -> str:
-    return f"{field} must not contain NUL or unpaired surrogate characters"
-
-
-def too_long_message(field: str, limit: int) -> str:
-    return f"{field} exceeds maximum length of {limit}"
+# The texts of the refusals below, ``field`` the name of what is refused ("project name").
+EMPTY = Template("%(field)s must not be empty")
+TOO_LONG = Template("%(field)s exceeds maximum length of %(limit)s")
+UNSTORABLE = Template("%(field)s must not contain NUL or unpaired surrogate characters")
+WILDCARD_IN_NAME = Template("%(field)s must not contain '*'")
+UNPRINTABLE_NAME = Template("%(field)s must be printable text without control or bidi characters")
+INVALID_EMAIL = Template("invalid e-mail address: %(email)s")
 
 
 def check_text(field: str, value: str, max_length: int | None = None) -> str:
     """Return ``value`` if it can be stored as it is; refuse NUL, unpaired surrogates and text
     longer than ``max_length`` characters (never truncated)."""
     if _UNSTORABLE.search(value):
-        raise InvalidInput(unstorable_message(field), code="invalid_characters")
+        raise InvalidInput(UNSTORABLE, code="invalid_characters", field=field)
     if max_length is not None and len(value) > max_length:
-        raise InvalidInput(too_long_message(field, max_length), code="too_long")
+        raise InvalidInput(TOO_LONG, code="too_long", field=field, limit=max_length)
     return value
 
 
-def name_problem(value: str, *, wildcard_ok: bool = False) -> str | None:
+def name_problem(value: str, *, wildcard_ok: bool = False) -> Template | None:
     """Why ``value`` cannot be a name people read (a workspace, project, key or account name), or
     None: printable text without control or bidi characters — and, for workspaces, without ``*``
     (which reads take as "every workspace")."""
     if not wildcard_ok and WILDCARD in value:
-        return "must not contain '*'"
+        return WILDCARD_IN_NAME
     if not value.isprintable():
-        return "must be printable text without control or bidi characters"
+        return UNPRINTABLE_NAME
     return None
 
 
@@ -60,7 +60,7 @@ def check_name(field: str, value: str, max_length: int, *, wildcard_ok: bool = F
     check_text(field, value, max_length)
     problem = name_problem(value, wildcard_ok=wildcard_ok)
     if problem is not None:
-        raise InvalidInput(f"{field} {problem}", code="invalid_name")
+        raise InvalidInput(problem, code="invalid_name", field=field)
     return value
 
 
@@ -69,7 +69,7 @@ def clean_label(kind: str, raw: str, max_length: int = 200) -> str:
     ``max_length`` characters of printable text (``*`` allowed; only workspaces reserve it)."""
     value = raw.strip()
     if not value:
-        raise InvalidInput(f"{kind} must not be empty")
+        raise InvalidInput(EMPTY, field=kind)
     return check_name(kind, value, max_length, wildcard_ok=True)
 
 
@@ -84,7 +84,7 @@ def clean_email(email: str) -> str:
     try:
         validate_email(normalized)
     except ValidationError:
-        raise InvalidInput(f"invalid e-mail address: {email!r}") from None
+        raise InvalidInput(INVALID_EMAIL, email=repr(email)) from None
     return normalized
 
 

@@ -14,7 +14,7 @@ from typing import TypeVar
 from django.db.models import QuerySet
 
 from accounts.models import Account, AuditEvent, Project, User
-from mmw.errors import Forbidden, NotFound
+from mmw.errors import Forbidden, NotFound, Template
 from orgs.models import Department, Invitation, Membership, ProjectAccess
 
 _M = TypeVar("_M", Membership, Department, Invitation)
@@ -51,7 +51,11 @@ def may_revoke(actor: User, *, holder_id: int, account: Account, staff_permissio
 
 
 def acting_membership(
-    *, account: Account, user: User, manage: bool, refusal: str = "only owners and admins can manage this organization"
+    *,
+    account: Account,
+    user: User,
+    manage: bool,
+    refusal: str | Template = "only owners and admins can manage this organization",
 ) -> Membership:
     """The caller's active membership, which must be an owner's or admin's when ``manage``.
 

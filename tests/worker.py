@@ -170,6 +170,7 @@ class BrokerProxy:
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}{path}"
         self.mode = "down"
+        self.accepted = 0  # connections accepted, whatever the mode
         self._listener: socket.socket | None = None
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -207,6 +208,7 @@ class BrokerProxy:
             except OSError:
                 return  # the listener was closed
             with self._lock:
+                self.accepted += 1
                 self._sockets.append(client)
                 if self.mode != "up":
                     continue  # "hang": hold the connection, never answer

@@ -28,7 +28,7 @@ from accounts.services import audit_record
 from memories import statuses
 from memories.models import Memory, Visibility
 from mmw import outbound
-from mmw.errors import InvalidInput, NotFound
+from mmw.errors import InvalidInput, NotFound, Template
 from orgs.selectors import acting_membership
 from transcripts.models import Session
 from webhooks.delivery import deliver_due as deliver_due  # the webhook service's one entry point
@@ -40,6 +40,11 @@ SCAN_BATCH = 1000
 SHARED = (Visibility.PROJECT, Visibility.ORG)
 MANAGERS_ONLY = "only owners and admins can manage webhooks"
 MAX_ENDPOINTS = 10
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+EVENTS_AMONG = Template("choose events among %(events)s")
+URL_TOO_LONG = Template("url exceeds maximum length of %(limit)s")
+URL_REFUSED = Template("webhook URL refused: %(reason)s")
+TOO_MANY_ENDPOINTS = Template("a project has at most %(limit)s webhook endpoints")
 
 
 # --- endpoints ------------------------------------------------------------------------------
@@ -57,17 +62,17 @@ def endpoint_create(
     _manage(project, actor)
     chosen = sorted(set(events))
     if not chosen or any(e not in WebhookEndpoint.EVENTS for e in chosen):
-        raise InvalidInput(f"choose events among {', '.join(WebhookEndpoint.EVENTS)}")
+        raise InvalidInput(EVENTS_AMONG, events=", ".join(WebhookEndpoint.EVENTS))
     if len(url) > 2000:
-        raise InvalidInput("url exceeds maximum length of 2000")
+        raise InvalidInput(URL_TOO_LONG, limit=2000)
     try:
         policy = outbound_policy()
         _, host, port = outbound.check_url(url, policy)
         outbound.checked_addresses(host, port, policy)
     except outbound.Refused as exc:
-        raise InvalidInput(f"webhook URL refused: {exc}") from exc
+        raise InvalidInput(URL_REFUSED, reason=str(exc)) from exc
     if WebhookEndpoint.objects.filter(project=project).count() >= MAX_ENDPOINTS:
-        raise InvalidInput(f"a project has at most {MAX_ENDPOINTS} webhook endpoints")
+        raise InvalidInput(TOO_MANY_ENDPOINTS, limit=MAX_ENDPOINTS)
     endpoint = WebhookEndpoint.objects.create(
         project=project,
         url=url,

@@ -192,7 +192,7 @@ WORKSPACE_LINE: tuple[Param, ...] = (
 def check_workspace(line: Mapping[str, Any], door: Door) -> dict[str, Any]:
     values = _fields(line, WORKSPACE_LINE)
     if not values["name"].strip():
-        raise InvalidInput("name must not be empty")
+        raise InvalidInput(text.EMPTY, field="name")
     text.check_name("name", values["name"], NAME_CHARS)
     return {
         "public_id": uuid_of("id", values["id"]),

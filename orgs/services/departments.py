@@ -10,12 +10,14 @@ from django.db import transaction
 from accounts.models import Account, User
 from accounts.services import audit_record
 from mmw import text
-from mmw.errors import Conflict, NotFound
+from mmw.errors import Conflict, NotFound, Template
 from orgs.models import Department, Membership
 from orgs.selectors import acting_membership
 from orgs.services._common import lock_account, require_organization, require_organization_features
 
 MAX_NAME = 200
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+DEPARTMENT_EXISTS = Template("a department named %(name)s already exists")
 
 
 def _department_name(name: str) -> str:
@@ -27,7 +29,7 @@ def _unique_department_name(account: Account, name: str, exclude: int | None = N
     if exclude is not None:
         taken = taken.exclude(pk=exclude)
     if taken.exists():
-        raise Conflict(f"a department named {name!r} already exists")
+        raise Conflict(DEPARTMENT_EXISTS, name=repr(name))
 
 
 def _department_audit(action: str, actor: User, department: Department, **data: Any) -> None:

@@ -19,7 +19,7 @@ from django.utils.translation import ngettext
 
 from accounts.models import Account, User
 from accounts.services import audit_record
-from mmw.errors import Conflict, Forbidden, InvalidInput
+from mmw.errors import Conflict, Forbidden, InvalidInput, Template
 from mmw.mail import language_or_default
 from orgs.models import Invitation, Membership
 from orgs.selectors import acting_membership
@@ -32,6 +32,24 @@ from orgs.services._common import (
 )
 
 Role = Membership.Role
+
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+ROLE_NOT_INVITABLE = Template("an invitation grants the role admin, member or auditor; owners are made by an owner")
+ALREADY_MEMBER = Template("%(email)s is already a member of this organization")
+ALREADY_MEMBER_DEACTIVATED = Template(
+    "%(email)s is already a member of this organization (deactivated: reactivate the membership instead)"
+)
+BEING_SENT = Template("an invitation to %(email)s is being sent right now")
+NO_LONGER_OPEN = Template("the invitation to %(email)s is no longer open: send a new one instead")
+YOU_ARE_A_MEMBER = Template("you are already a member of this organization")
+YOU_ARE_DEACTIVATED = Template(
+    "your membership of this organization is deactivated: ask an owner or admin to reactivate it"
+)
+WRONG_USER = Template("this invitation was sent to another e-mail address")
+LINK_INVALID = Template("invitation link is invalid")
+LINK_USED = Template("invitation link was already used")
+REVOKED_OR_REPLACED = Template("invitation was revoked or replaced by a newer one")
+LINK_EXPIRED = Template("invitation link has expired: ask for a new one")
 
 INVITATION_TTL = timedelta(days=7)
 INVITATION_SALT = "mmw.orgs.invitation"
@@ -59,12 +77,11 @@ def invitation_create(*, account: Account, actor: User, email: str, role: str = 
     acting_membership(account=account, user=actor, manage=True)
     require_organization_features(account)
     if role not in INVITABLE_ROLES:
-        raise InvalidInput("an invitation grants the role admin, member or auditor; owners are made by an owner")
+        raise InvalidInput(ROLE_NOT_INVITABLE)
     address = clean_email(email)
     existing = Membership.objects.filter(account=account, user__email=address).first()
     if existing is not None:
-        hint = "" if existing.is_active else " (deactivated: reactivate the membership instead)"
-        raise Conflict(f"{address} is already a member of this organization{hint}")
+        raise Conflict(ALREADY_MEMBER if existing.is_active else ALREADY_MEMBER_DEACTIVATED, email=address)
     return _issue(account=account, actor=actor, address=address, role=role, action="invitation.created")
 
 
@@ -93,7 +110,7 @@ def _issue(*, account: Account, actor: User, address: str, role: str, action: st
                 expires_at=now + INVITATION_TTL,
             )
     except IntegrityError:
-        raise Conflict(f"an invitation to {address} is being sent right now") from None
+        raise Conflict(BEING_SENT, email=address) from None
     token = signing.dumps({"i": invitation.pk, "n": nonce}, salt=INVITATION_SALT)
     url = f"{settings.PUBLIC_URL}{INVITATION_PATH}?token={quote(token, safe='')}"
     audit_record(
@@ -119,7 +136,7 @@ def invitation_resend(*, invitation: Invitation, actor: User) -> IssuedInvitatio
     require_organization_features(account)
     locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if not locked.is_open:
-        raise Conflict(f"the invitation to {locked.email} is no longer open: send a new one instead")
+        raise Conflict(NO_LONGER_OPEN, email=locked.email)
     return _issue(account=account, actor=actor, address=locked.email, role=locked.role, action="invitation.resent")
 
 
@@ -160,8 +177,8 @@ def invitation_accept(*, token: str, user: User) -> Membership:
     existing = Membership.objects.filter(account_id=invitation.account_id, user=user).first()
     if existing is not None:
         if existing.is_active:
-            raise Conflict("you are already a member of this organization")
-        raise Conflict("your membership of this organization is deactivated: ask an owner or admin to reactivate it")
+            raise Conflict(YOU_ARE_A_MEMBER)
+        raise Conflict(YOU_ARE_DEACTIVATED)
     membership = Membership.objects.create(account_id=invitation.account_id, user=user, role=invitation.role)
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
@@ -195,20 +212,20 @@ def invitation_preview(*, token: str) -> Invitation:
 def _usable_invitation(token: str, user: User, *, lock: bool) -> Invitation:
     invitation = _open_invitation(token, lock=lock)
     if not user.is_active or user.email.lower() != invitation.email.lower():
-        raise Forbidden("this invitation was sent to another e-mail address", code="invitation_wrong_user")
+        raise Forbidden(WRONG_USER, code="invitation_wrong_user")
     return invitation
 
 
 def _open_invitation(token: str, *, lock: bool) -> Invitation:
     invitation, nonce = _invitation_of(token, lock=lock)
     if not hmac.compare_digest(invitation.nonce_digest, digest(nonce)):
-        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+        raise InvalidInput(LINK_INVALID, code="invitation_invalid")
     if invitation.accepted_at is not None:
-        raise Conflict("invitation link was already used", code="invitation_used")
+        raise Conflict(LINK_USED, code="invitation_used")
     if invitation.revoked_at is not None:
-        raise InvalidInput("invitation was revoked or replaced by a newer one", code="invitation_revoked")
+        raise InvalidInput(REVOKED_OR_REPLACED, code="invitation_revoked")
     if invitation.expires_at <= timezone.now():
-        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired")
+        raise InvalidInput(LINK_EXPIRED, code="invitation_expired")
     return invitation
 
 
@@ -217,17 +234,17 @@ def _invitation_of(token: str, *, lock: bool = True) -> tuple[Invitation, str]:
     try:
         payload: Any = signing.loads(token.strip(), salt=INVITATION_SALT, max_age=INVITATION_TTL)
     except signing.SignatureExpired:
-        raise InvalidInput("invitation link has expired: ask for a new one", code="invitation_expired") from None
+        raise InvalidInput(LINK_EXPIRED, code="invitation_expired") from None
     except signing.BadSignature:
-        raise InvalidInput("invitation link is invalid", code="invitation_invalid") from None
+        raise InvalidInput(LINK_INVALID, code="invitation_invalid") from None
     if not (isinstance(payload, dict) and isinstance(payload.get("i"), int) and isinstance(payload.get("n"), str)):
-        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+        raise InvalidInput(LINK_INVALID, code="invitation_invalid")
     rows = Invitation.objects.select_related("account", "invited_by")
     if lock:
         rows = rows.select_for_update(of=("self",))
     invitation = rows.filter(pk=payload["i"]).first()
     if invitation is None:
-        raise InvalidInput("invitation link is invalid", code="invitation_invalid")
+        raise InvalidInput(LINK_INVALID, code="invitation_invalid")
     return invitation, payload["n"]
 
 

@@ -10,12 +10,20 @@ from django.utils import timezone
 
 from accounts.models import Account, ApiKey, User
 from accounts.services import audit_record
-from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound
+from mmw.errors import Conflict, Forbidden, InvalidInput, NotFound, Template
 from orgs.models import Membership
 from orgs.selectors import acting_membership, is_last_owner
 from orgs.services._common import lock_account, require_organization_features
 
 Role = Membership.Role
+
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+OWNER_UNTOUCHABLE = Template("admins cannot change, deactivate or remove an owner")
+LAST_OWNER = Template("an organization must keep at least one active owner")
+OWNER_GRANTS_OWNER = Template("only an owner can grant the owner role")
+OWNER_TRANSFERS = Template("only an owner can transfer ownership")
+TRANSFER_TO_ANOTHER = Template("ownership can only be transferred to another member")
+TRANSFER_TO_ACTIVE = Template("ownership can only be transferred to an active member")
 
 
 def _target(membership: Membership) -> Membership:
@@ -28,14 +36,14 @@ def _authorise(actor: User, target: Membership) -> Membership:
     """The actor's membership, if it may act on ``target``: owners on anyone, admins on non-owners."""
     acting = acting_membership(account=target.account, user=actor, manage=True)
     if target.role == Role.OWNER and acting.role != Role.OWNER:
-        raise Forbidden("admins cannot change, deactivate or remove an owner")
+        raise Forbidden(OWNER_UNTOUCHABLE)
     return acting
 
 
 def _keep_an_owner(target: Membership) -> None:
     """Refuse when ``target`` is the last active owner (call before it stops being one)."""
     if is_last_owner(target):
-        raise Conflict("an organization must keep at least one active owner", code="last_owner")
+        raise Conflict(LAST_OWNER, code="last_owner")
 
 
 def _membership_audit(action: str, actor: User, target: Membership, **data: Any) -> None:
@@ -102,7 +110,7 @@ def membership_role_change(*, membership: Membership, actor: User, role: str) ->
     target = _target(membership)
     acting = _authorise(actor, target)
     if role == Role.OWNER and acting.role != Role.OWNER:
-        raise Forbidden("only an owner can grant the owner role")
+        raise Forbidden(OWNER_GRANTS_OWNER)
     if target.role == role:
         return target
     if role != Role.MEMBER:  # a plain member is what every plan has: stepping down is always allowed
@@ -121,14 +129,14 @@ def ownership_transfer(*, account: Account, actor: User, to: Membership) -> Memb
     lock_account(account.pk)
     acting = acting_membership(account=account, user=actor, manage=True)
     if acting.role != Role.OWNER:
-        raise Forbidden("only an owner can transfer ownership")
+        raise Forbidden(OWNER_TRANSFERS)
     target = Membership.objects.select_related("account", "user").filter(pk=to.pk, account=account).first()
     if target is None:
         raise NotFound("membership not found")
     if target.pk == acting.pk:
-        raise InvalidInput("ownership can only be transferred to another member")
+        raise InvalidInput(TRANSFER_TO_ANOTHER)
     if not target.is_active:
-        raise Conflict("ownership can only be transferred to an active member")
+        raise Conflict(TRANSFER_TO_ACTIVE)
     previous = target.role
     target.role = Role.OWNER
     target.save(update_fields=["role"])

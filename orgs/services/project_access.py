@@ -9,10 +9,13 @@ from django.db import transaction
 
 from accounts.models import Project, User
 from accounts.services import audit_record
-from mmw.errors import Conflict, NotFound
+from mmw.errors import Conflict, NotFound, Template
 from orgs.models import Membership, ProjectAccess
 from orgs.selectors import acting_membership
 from orgs.services._common import require_organization, require_organization_features
+
+# The refusals a page may show a person (translated there by template: interfaces.people_errors).
+OPEN_TO_EVERY_MEMBER = Template("the project is open to every member: restrict it to a list of members first")
 
 
 def _project_for_access(project: Project, actor: User) -> ProjectAccess:
@@ -82,7 +85,7 @@ def project_access_revoke(*, project: Project, membership: Membership, actor: Us
     if membership.account_id != project.account_id:
         raise NotFound("membership not found")
     if not access.restricted:
-        raise Conflict("the project is open to every member: restrict it to a list of members first")
+        raise Conflict(OPEN_TO_EVERY_MEMBER)
     if access.members.filter(pk=membership.pk).exists():
         access.members.remove(membership)
         _access_audit(actor, project, access, revoked=membership.user.email)

@@ -4,6 +4,7 @@ has its page, and every error text the code can raise is explained on the errors
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from django.urls import reverse
@@ -57,7 +58,8 @@ def test_every_oauth_route_is_on_the_oauth_page() -> None:
 
 
 def raised_texts() -> list[tuple[str, str]]:
-    """(where, constant text) of every domain error raised with a literal or f-string message."""
+    """(where, constant text) of every domain error raised with a literal or f-string message, and
+    of every error template (``Template("… %(name)s …")``: its text between the values)."""
     found = []
     paths: list[Path] = []
     for source in SOURCES:
@@ -65,7 +67,15 @@ def raised_texts() -> list[tuple[str, str]]:
         paths += [target] if target.is_file() else [p for p in target.rglob("*.py") if "migrations" not in p.parts]
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ERROR_CLASSES):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id == "Template" and node.args and isinstance(node.args[0], ast.Constant):
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                for part in re.split(r"%\(\w+\)s", str(node.args[0].value)):
+                    if len(part.strip()) >= 6:
+                        found.append((where, part.strip()))
+                continue
+            if node.func.id not in ERROR_CLASSES:
                 continue
             if not node.args:
                 continue

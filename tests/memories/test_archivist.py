@@ -9,7 +9,6 @@ import io
 import json
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -456,26 +455,86 @@ def test_same_model_vectors_relate_records_without_shared_words() -> None:
 # --- enqueueing when the broker is away, the sweep -------------------------------------------------
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+class _HungBroker:
+    """A broker that accepts connections and never answers (a hung Redis), counting the
+    connections it is asked for. It drops each one after ``DROP_AFTER`` seconds, so a publish
+    without socket timeouts fails the test's assertions instead of hanging it."""
+
+    DROP_AFTER = 10.0
+
+    def __init__(self) -> None:
+        self._server = socket.socket()
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(16)
+        self.port = int(self._server.getsockname()[1])
+        self.connections = 0
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._server.accept()
+            except OSError:  # closed
+                return
+            self.connections += 1
+            self._held.append(connection)
+            timer = threading.Timer(self.DROP_AFTER, connection.close)
+            timer.daemon = True
+            timer.start()
+
+    def close(self) -> None:
+        self._server.close()
+        for connection in self._held:
+            connection.close()
 
 
-def test_write_succeeds_fast_with_the_broker_down(
-    alice: Api, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
-) -> None:
-    monkeypatch.setitem(app.conf, "broker_url", f"redis://127.0.0.1:{_closed_port()}/12")
+@pytest.fixture
+def hung_broker(monkeypatch: pytest.MonkeyPatch) -> Iterator[_HungBroker]:
+    broker = _HungBroker()
+    monkeypatch.setitem(app.conf, "broker_url", f"redis://127.0.0.1:{broker.port}/12")
     tasks.publish_breaker.reset()
-    started = time.monotonic()
+    yield broker
+    tasks.publish_breaker.reset()
+    broker.close()
+
+
+def test_a_write_gives_a_hung_broker_bounded_attempts_then_stops_asking_it(
+    alice: Api, hung_broker: _HungBroker, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The write commits and answers whatever the broker does: its publish runs with the request's
+    socket timeouts and at most one retry, then the breaker keeps the next writes off the broker
+    altogether (the sweep sends what they could not). Behaviour, not wall time: the timeouts the
+    connection is opened with, the connections the broker is asked for, and none once open."""
+    opened: list[dict[str, Any]] = []
+    publish_connection = tasks._publish_connection
+
+    def spy() -> Any:
+        connection = publish_connection()
+        opened.append(dict(connection.transport_options))
+        return connection
+
+    monkeypatch.setattr(tasks, "_publish_connection", spy)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory_id = _write(alice, "Backups run nightly.")
-    assert time.monotonic() - started < 1.0
     assert len(callbacks) == 1
+    assert opened, "the write did not try to publish"
+    for options in opened:  # every socket operation against the broker is bounded, and briefly
+        assert options["socket_connect_timeout"] == options["socket_timeout"] == tasks.PUBLISH_TIMEOUT
+    assert tasks.PUBLISH_TIMEOUT <= 0.5
+    attempts = 1 + int(tasks.PUBLISH_RETRY_POLICY["max_retries"])
+    assert attempts <= 2
+    assert 1 <= hung_broker.connections <= attempts
     assert tasks.publish_breaker.is_open()  # the next writes skip the broker for a few seconds
+
+    asked, opened[:] = hung_broker.connections, []
+    with django_capture_on_commit_callbacks(execute=True):
+        second_id = _write(alice, "Restores are tested monthly.")
     assert tasks.enqueue_archive(memory_id) is False
-    assert Memory.objects.get(id=memory_id).archived_at is None  # the outbox: the sweep will send it
-    tasks.publish_breaker.reset()
+    assert opened == []  # not asked at all
+    assert hung_broker.connections == asked
+    archived = Memory.objects.filter(id__in=[memory_id, second_id], archived_at__isnull=False)
+    assert not archived.exists()  # the outbox: the sweep will send them
 
 
 def test_sweep_sends_live_unarchived_records_older_than_the_grace_period(

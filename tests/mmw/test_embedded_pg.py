@@ -31,9 +31,16 @@ def test_embedded_postgres_starts_with_pgvector_is_reused_and_stops(
             # A new cluster is restarted once with MMW's settings (not PostgreSQL's 128MB).
             assert conn.execute("SHOW shared_buffers").fetchone() == ("160MB",)
 
-        started = time.monotonic()
+        restarts: list[bool] = []
+        configure = embedded_pg._configure
+
+        def watched(server: object, data: Path, *, restart: bool) -> object:
+            restarts.append(restart)
+            return configure(server, data, restart=restart)
+
+        monkeypatch.setattr(embedded_pg, "_configure", watched)
         second = embedded_pg.ensure_running(pgdata)
-        assert time.monotonic() - started < 5
+        assert restarts == [False], "a running server is reused as it is, never restarted"
         assert second == first
         assert pid_file.read_text().splitlines()[0] == pid, "a second start must reuse the running server"
     finally:

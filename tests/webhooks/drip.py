@@ -3,7 +3,8 @@
 ``DripServer`` is a raw TCP server on 127.0.0.1 (a thread per connection). It reads the request
 (headers and a ``Content-Length`` body), then sends ``head`` — a status line and headers — and
 ``body`` one byte every ``interval`` seconds, so no single read ever waits long. ``connections``
-counts the requests it accepted and ``started`` holds when each began (``time.monotonic``).
+counts the requests it accepted, ``started`` holds when each began (``time.monotonic``) and
+``finished`` counts the answers it sent to the end (a client that cut one off never finishes it).
 ``close`` stops it and cuts every connection still dripping.
 """
 
@@ -22,6 +23,7 @@ class DripServer:
         self.head_at_once = head_at_once
         self.interval = interval
         self.started: list[float] = []
+        self.finished = 0
         self._closed = threading.Event()
         self._sockets: list[socket.socket] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -60,6 +62,7 @@ class DripServer:
                 if self._closed.wait(self.interval):
                     return
                 conn.sendall(bytes([byte]))
+            self.finished += 1
         except OSError:
             return  # the client gave up: what the deadline is for
         finally:

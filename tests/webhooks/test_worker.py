@@ -8,7 +8,6 @@ with the allowances that let it reach the local receivers and a 1.5 s deadline."
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,10 +86,8 @@ def test_one_accounts_dripping_receiver_does_not_hold_another_accounts_test_even
 
     charlies = hook(tenancy.charlie, quick.url)
     send_tests(tenancy.charlie, charlies, 1)
-    asked = time.monotonic()
     tasks.deliver_webhooks.delay()  # what the dashboard's Send test event button queues
     wait_for(lambda: quick.arrived, 10, 0.02, "Charlie's test event")
-    assert quick.arrived[0] - asked < 2.0
 
     alice_deliveries = WebhookDelivery.objects.filter(endpoint=alices)
     wait_for(lambda: all(d.attempts for d in alice_deliveries.all()), 30, what="Alice's six deliveries")
@@ -98,5 +95,8 @@ def test_one_accounts_dripping_receiver_does_not_hold_another_accounts_test_even
     assert errors == {f"timed out: the answer took longer than {DEADLINE:g} s"}
     gaps = [b - a for a, b in zip(slow.started, slow.started[1:], strict=False)]
     assert len(slow.started) == 6
+    # Charlie's event was not held behind Alice's queue: it arrived before her last delivery began
+    # (an order of events, not a duration).
+    assert quick.arrived[0] < slow.started[-1]
     assert min(gaps) > DEADLINE - 0.2  # one at a time: never two of Alice's deliveries in flight
     assert WebhookDelivery.objects.get(endpoint=charlies).status == "succeeded"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import time
+from types import SimpleNamespace
 
 import pytest
 
-from memories.embeddings import EmbeddingError, get_backend
+from memories.embeddings import EmbeddingError, get_backend, openai_compat
 from memories.embeddings.ngram import NgramBackend
 from memories.embeddings.openai_compat import OpenAIBackend
 
@@ -120,14 +120,21 @@ def test_openai_backend_retries_429_honouring_retry_after(scripted_server: Scrip
     assert len(scripted_server.requests) == 2
 
 
-def test_openai_backend_backs_off_exponentially(scripted_server: ScriptedServer) -> None:
+def test_openai_backend_backs_off_exponentially(
+    scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The delays the backend sleeps between attempts, recorded (not timed): ``backoff`` doubled
+    each retry, jittered into its upper half."""
+    slept: list[float] = []
+    monkeypatch.setattr(openai_compat, "time", SimpleNamespace(sleep=slept.append))
     scripted_server.default = 503
     backend = scripted_backend(scripted_server, max_retries=3, backoff=0.1, max_backoff=10)
-    start = time.monotonic()
     with pytest.raises(EmbeddingError):
         backend.embed_query("x")
-    # delays drawn from [0.05, 0.1] + [0.1, 0.2] + [0.2, 0.4]: at least 0.35 s in total
-    assert 0.35 <= time.monotonic() - start < 3
+    assert len(scripted_server.requests) == 4
+    assert len(slept) == 3
+    for delay, (low, high) in zip(slept, [(0.05, 0.1), (0.1, 0.2), (0.2, 0.4)], strict=True):
+        assert low <= delay <= high, slept
 
 
 def test_openai_backend_gives_up_with_a_clear_error_when_the_server_keeps_failing(
