@@ -149,3 +149,18 @@ def test_a_zero_or_non_finite_row_raises() -> None:
         _rows_to_lists(np.array([[np.nan, 1.0]], dtype=np.float32))
     rows = _rows_to_lists(np.array([[3.0, 4.0]], dtype=np.float32))
     assert rows == [[0.6, 0.8]]
+
+
+def test_threads_embedding_at_once_get_the_same_vectors_as_one_at_a_time(model: object) -> None:
+    """The word cache and the per-call tables are shared or per call: concurrent calls do not mix."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    fast = use_forward.FastUse(model)
+    items = texts()
+    batches = [items[i : i + 16] for i in range(0, len(items), 16)]
+    alone = [fast.encode(batch) for batch in batches]
+    fast._words.clear()
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(fast.encode, batches))
+    for one, other in zip(alone, together, strict=True):
+        assert np.abs(one - other).max() < 2e-6
