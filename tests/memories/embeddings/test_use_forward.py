@@ -69,6 +69,8 @@ def test_vectors_are_the_packages_within_float_rounding(model: object) -> None:
     assert got.shape == expected.shape == (len(items), 512)
     assert np.abs(got - expected).max() < 2e-6
     assert fast.encode([]).shape == (0, 512)
+    assert len(items) > 2 * use_forward.CALL_TEXTS  # one call, done in several parts
+    assert np.abs(fast.encode(items) - expected).max() < 2e-6
 
 
 def test_micro_batches_do_not_mix_sentences(model: object, monkeypatch: pytest.MonkeyPatch) -> None:
