@@ -1,18 +1,21 @@
 """Time to searchable through the worker's own code: LongMemEval-S turns and records in the bench
 database, embedded by the functions the embedding tasks call, per wall-second and per CPU-second.
 
-    MMW_DATA_DIR=$PWD/var/bench-lme nice -n 15 .venv/bin/python -m bench.lme_embed_worker [--questions 2] [--rounds 2]
+    MMW_DATA_DIR=$PWD/var/bench-lme nice -n 15 .venv/bin/python -m bench.lme_embed_worker \
+        [--questions 2] [--rounds 2] [--processes 2]
 
 The first ``--questions`` haystacks of LongMemEval-S dev are loaded as ``bench.lme_retrieval``
 loads them (kept in the data directory between runs; the two benches share it). Each round clears
 their vectors and embeds them again with ``transcripts.indexing.embed_pending`` (one call per
 session, batches of ``EMBED_BATCH``: the ``embed_session_turns`` task) and
 ``memories.vectors.embed_records`` (``EMBED_BATCH`` records per call: the ``embed_memories`` task),
-in this process with one BLAS thread, for USE two ways in the same run: ``package`` (the package's
-own ``encode``, as before issue #37's change) and ``shipped`` (``memories.embeddings.use_forward``,
-its word cache emptied before each round). Wall time includes the database (reads of the texts,
-the vectors' ``UPDATE``) and other jobs' load; CPU time is this process's only
-(``time.process_time``). Best of ``--rounds``. A benchmark, not a test.
+in this process with one BLAS thread; with ``--processes N``, the turns also shared out by session
+among N forked worker processes running at once (items per wall-second of them all, first start
+to last end). USE is measured two ways in the same run: ``package`` (the package's own ``encode``,
+as before issue #37's change) and ``shipped`` (``memories.embeddings.use_forward``, its word cache
+emptied before each round). Wall time includes the database (reads of the texts, the vectors'
+``UPDATE``) and other jobs' load; CPU time is the bench processes' only (``time.process_time``).
+Best of ``--rounds``. A benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -99,10 +102,68 @@ def measure(who: Any, qids: list[str], rounds: int) -> list[list[str]]:
     return rows
 
 
+def _child(mode: str, session_ids: list[Any], barrier: Any, results: Any) -> None:
+    """One worker process (forked with the model loaded): its share of the sessions' turns."""
+    from memories import vectors
+    from transcripts import indexing
+
+    backend: Any = vectors.current()
+    fast = backend._fast
+    if fast is not None:
+        fast._words.clear()
+    backend._fast = None if mode == "package" else fast
+    barrier.wait()
+    wall, cpu = time.perf_counter(), time.process_time()
+    count = sum(indexing.embed_pending(pk) for pk in session_ids)
+    results.put((count, wall, time.perf_counter(), time.process_time() - cpu))
+
+
+def in_processes(who: Any, qids: list[str], processes: int, rounds: int) -> list[list[str]]:
+    """The turns again, shared out by session among ``processes`` forked workers running at once:
+    items per wall-second of them all (first start to last end)."""
+    import multiprocessing
+
+    from django.db import connections
+
+    from memories import vectors
+    from transcripts.models import Session
+
+    vectors.current().embed_documents(["warm up"])  # loaded before the fork, as a warmed worker
+    ids = sorted(
+        Session.objects.filter(project=who.project, client__in=[f"lme-{q}" for q in qids]).values_list("pk", flat=True)
+    )
+    fork = multiprocessing.get_context("fork")
+    rows = []
+    for mode in MODES:
+        best, count, cpu_total = 0.0, 0, 0.0
+        for _ in range(rounds):
+            clear(who, qids)
+            connections.close_all()  # each child opens its own
+            barrier, results = fork.Barrier(processes), fork.Queue()
+            children = [
+                fork.Process(target=_child, args=(mode, ids[k::processes], barrier, results)) for k in range(processes)
+            ]
+            for child in children:
+                child.start()
+            done = [results.get() for _ in children]
+            for child in children:
+                child.join()
+            count = sum(d[0] for d in done)
+            rate = count / (max(d[2] for d in done) - min(d[1] for d in done))
+            if rate > best:
+                best, cpu_total = rate, sum(d[3] for d in done)
+        log(f"{mode} turns in {processes} processes: {best:.0f} per wall-second")
+        rows.append(
+            [f"turns, {processes} processes at once", mode, str(count), f"{best:.0f}", f"{count / cpu_total:.0f}", ""]
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--processes", type=int, default=0, help="also: the turns in N worker processes at once")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("MMW_DATA_DIR", "var/bench-lme")))
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
@@ -116,6 +177,8 @@ def main() -> None:
     qids = [q.qid for q in qs]
     log(f"load average {os.getloadavg()[0]:.1f}")
     rows = measure(who, qids, args.rounds)
+    if args.processes:
+        rows += in_processes(who, qids, args.processes, args.rounds)
     log(f"load average {os.getloadavg()[0]:.1f}")
     print(markdown_table(["items", "USE path", "embedded", "per wall-second", "per CPU-second",
                           f"CPU ceiling on {CORES} cores"], rows))  # fmt: skip
