@@ -136,16 +136,27 @@ def embed_records(memory_ids: Sequence[Any]) -> int:
     return len(rows)
 
 
-def store_vectors(model_id: str, pairs: Sequence[tuple[Any, list[float]]]) -> None:
-    """Write many records' vectors in one statement (an ``UPDATE ... FROM unnest``)."""
+def store_vectors(model_id: str, pairs: Sequence[tuple[Any, list[float]]], model: Any = None) -> None:
+    """Write many rows' vectors in one statement (an ``UPDATE ... FROM unnest``): records by
+    default, or the rows of ``model`` (a model with ``embedding`` and ``embedding_model`` and a
+    uuid or integer primary key: session turns). Measured: half the CPU of Django's
+    ``bulk_update``, which resolves a ``CASE`` over every row's vector."""
     from django.db import connection
 
+    from memories.models import Memory
+
+    meta = (model or Memory)._meta
+    id_type = _ID_TYPES[meta.pk.get_internal_type()]
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE memories_memory AS m SET embedding = v.e::vector, embedding_model = %s"
-            " FROM unnest(%s::uuid[], %s::text[]) AS v(id, e) WHERE m.id = v.id",
+            f"UPDATE {connection.ops.quote_name(meta.db_table)} AS m"  # noqa: S608 - a model's own table
+            f" SET embedding = v.e::vector, embedding_model = %s"
+            f" FROM unnest(%s::{id_type}[], %s::text[]) AS v(id, e) WHERE m.{meta.pk.column} = v.id",
             [model_id, [i for i, _ in pairs], ["[" + ",".join(map(repr, vec)) + "]" for _, vec in pairs]],
         )
+
+
+_ID_TYPES = {"UUIDField": "uuid", "BigAutoField": "bigint", "AutoField": "integer"}
 
 
 def reembed_batch(backend: EmbeddingBackend, batch_size: int) -> int:

@@ -81,8 +81,6 @@ def embed_pending(session_id: uuid.UUID, *, backend: EmbeddingBackend | None = N
         except EmbeddingError:
             logger.exception("embedding turns of session %s failed; keyword search still covers them", session_id)
             return done
-        for row, vector in zip(rows, computed, strict=True):
-            row.embedding = vector
-            row.embedding_model = backend.model_id
-        Turn.objects.bulk_update(rows, ["embedding", "embedding_model"])
+        pairs = [(row.id, vector) for row, vector in zip(rows, computed, strict=True)]
+        vectors.store_vectors(backend.model_id, pairs, model=Turn)
         done += len(rows)

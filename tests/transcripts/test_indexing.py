@@ -57,6 +57,25 @@ def test_the_background_task_embeds_in_batches_and_dense_search_then_finds_turns
     assert answer["results"][0]["turn"]["position"] == 5
 
 
+def test_each_turn_gets_the_vector_of_its_own_text(tenancy: Tenancy) -> None:
+    """The vectors are written in one statement keyed by the turns' ids: none lands on another."""
+    from memories import vectors
+
+    api = Api(tenancy.alice.key)
+    api.call("PUT", "/sessions/codex/s", {})
+    post(api, CONVERSATION)
+    assert indexing.embed_pending(Session.objects.get().pk, batch=4) == 6
+    backend = vectors.current()
+    rows = list(Turn.objects.order_by("position").values_list("content", "embedding", "embedding_model"))
+    previous = None
+    for content, embedding, model_id in rows:
+        assert model_id == backend.model_id
+        expected = backend.embed_documents([indexing.embedding_text(content, previous)])[0]
+        assert embedding is not None
+        assert list(embedding) == pytest.approx(expected, abs=1e-6)
+        previous = content
+
+
 def test_the_embedding_text_carries_the_previous_turns_tail() -> None:
     assert indexing.embedding_text("No.", "Should we retry?", contextual=True) == "Should we retry?\nNo."
     assert indexing.embedding_text("No.", "Should we retry?", contextual=False) == "No."
