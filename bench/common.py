@@ -296,7 +296,7 @@ class Server:
         broker: bool = True,
     ) -> None:
         self.port = free_port()
-        self.root = root  # the checkout whose code serves (bench/archive/goals_ab.py serves two)
+        self.root = root  # the checkout whose code serves (bench/goals_ab.py serves two or more)
         self.with_broker = broker  # one embedded broker per data directory
         self.worker = worker
         self.url = f"http://127.0.0.1:{self.port}"

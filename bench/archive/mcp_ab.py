@@ -4,7 +4,7 @@
         [--seconds 15] [--rounds 2]
 
 ``--before`` is another checkout (``git archive <rev> | tar -x -C /tmp/before``, with a ``.venv``
-link), as for ``bench/archive/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k project with the
+link), as for ``bench/goals_ab.py``. Each round serves ``bench/goals.py``'s 100k project with the
 before code, then with this checkout's (``manage.py serve --no-worker``, one at a time), and
 runs ``bench.goals.measure_mcp`` against it: 8 official SDK clients in this process, each looping
 over search, get_memory, list_workspaces and remember. Besides calls/s it reads the CPU seconds
