@@ -65,6 +65,10 @@ SOURCE_SUPPORT = 0.5
 SOURCE_ROWS = 3
 # The source of the best row of all keeps its place first (True), whatever the others' strength.
 KEEP_BEST_FIRST = True
+# How far (in fused-score units) a further row of a source already shown must be above the best
+# row of every source not shown yet to come before them (``diversified``); None: never (every
+# source's best row before any source's second).
+SPREAD_MARGIN: float | None = None
 # How much of a candidate's best sequence neighbour's fused score (the row just before or after
 # it in its source or session, itself a candidate, its score above 0) is added to its own
 # (``neighboured``): an answer is often the turn after the one the question's words are in.
@@ -407,7 +411,7 @@ def fuse(
 
     def best_first(ids: Sequence[RowId]) -> list[RowId]:
         ordered = sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
-        return diversified(ordered, sources) if sources is not None else ordered
+        return diversified(ordered, sources, scores) if sources is not None else ordered
 
     if floor.on_score:
         ordered = best_first(list(created))
@@ -463,11 +467,17 @@ def _add_ranking(
             trace.ranked(ranking.name, rid, rank=rank, score=raw, z=zi, tie_break=tie_break, weight=ranking.weight)
 
 
-def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[RowId]:
+def diversified(
+    ordered: Sequence[RowId], sources: Mapping[RowId, str], scores: Mapping[RowId, float] | None = None
+) -> list[RowId]:
     """``ordered`` spread over sources: each source's best row, then each source's second best,
     and so on (a row without a known source is its own source). Within a round the sources go by
     ``source_strength``: a source whose best row is a little lower but which has more good rows
-    can come first (an answer spread over a session's turns is more likely in that session)."""
+    can come first (an answer spread over a session's turns is more likely in that session).
+
+    With ``scores`` (the fused scores) and a ``SPREAD_MARGIN``, the spreading is soft: a further
+    row of a source already shown comes before the sources not shown yet when its score beats the
+    best row of each of them by the margin (the order in which sources first appear is the same)."""
     places: dict[str, list[int]] = {}
     placed: list[tuple[int, str, int, RowId]] = []
     for position, rid in enumerate(ordered):
@@ -478,7 +488,25 @@ def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[
     strength = {source: source_strength(held) for source, held in places.items()}
     if placed and KEEP_BEST_FIRST:
         strength[placed[0][1]] = math.inf  # the best row of all stays first
-    return [rid for _, _, _, rid in sorted(placed, key=lambda p: (p[0], -strength[p[1]], p[2]))]
+    spread = [rid for _, _, _, rid in sorted(placed, key=lambda p: (p[0], -strength[p[1]], p[2]))]
+    if scores is None or SPREAD_MARGIN is None:
+        return spread
+    firsts = spread[: len(places)]  # each source's best row, in the spread order
+    unseen = [rid for rid in ordered if rid in set(firsts)]  # the same rows in the fused order
+    further = [rid for rid in ordered if rid not in set(firsts)]  # the others, best first
+    source_of = {rid: source for _, source, _, rid in placed}
+    out: list[RowId] = []
+    shown: set[str] = set()
+    for first in firsts:
+        while unseen and source_of[unseen[0]] in shown:
+            unseen.pop(0)
+        best_unseen = scores[unseen[0]] if unseen else -math.inf
+        while further and source_of[further[0]] in shown and scores[further[0]] >= best_unseen + SPREAD_MARGIN:
+            out.append(further.pop(0))
+        out.append(first)
+        shown.add(source_of[first])
+    rest = set(further)
+    return out + [rid for rid in spread[len(places) :] if rid in rest]
 
 
 def source_strength(places: Sequence[int]) -> float:
