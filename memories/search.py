@@ -57,18 +57,21 @@ SPREAD_FLOOR = 0.25
 # How much the rankings of a query's time window (``hybrid_ranking``) weigh, each, beside the two
 # rankers of the whole scope (1.0 each): a soft preference for what happened when the question says.
 TIME_WEIGHT = 0.5
-# How ``diversified`` orders sources: by the reciprocal ranks of their best ``SOURCE_ROWS`` rows,
-# the best at 1 and the others at ``SOURCE_SUPPORT`` each (``source_strength``; 0: by the best
-# row alone). Chosen with bench/lme_retrieval.py (docs/search.md).
-SOURCE_RANK_K = 10
+# How ``diversified`` orders sources: by the reciprocal ranks ``1 / (SOURCE_RANK_K + place + 1)``
+# of their best ``SOURCE_ROWS`` rows, the best at 1 and the others at ``SOURCE_SUPPORT`` each
+# (``source_strength``; 0: by the best row alone). Chosen with bench/lme_retrieval.py on the 93
+# LongMemEval-S dev questions with evidence (docs/search.md).
+SOURCE_RANK_K = 20
 SOURCE_SUPPORT = 0.5
-SOURCE_ROWS = 3
+SOURCE_ROWS = 5
 # The source of the best row of all keeps its place first (True), whatever the others' strength.
 KEEP_BEST_FIRST = True
 # How far (in fused-score units) a further row of a source already shown must be above the best
-# row of every source not shown yet to come before them (``diversified``); None: never (every
-# source's best row before any source's second).
-SPREAD_MARGIN: float | None = None
+# row of every source not shown yet to come before them (``diversified``): a soft spread, so an
+# answer that is one turn of the best session is not pushed below every other session's best.
+# None: never (every source's best row before any source's second). 0.5: chosen on LoCoMo as
+# sessions and LongMemEval-S together (docs/search.md, "Spreading results over sources").
+SPREAD_MARGIN: float | None = 0.5
 # How much of a candidate's best sequence neighbour's fused score (the row just before or after
 # it in its source or session, itself a candidate, its score above 0) is added to its own
 # (``neighboured``): an answer is often the turn after the one the question's words are in.

@@ -3,6 +3,8 @@ row its sequence neighbour's score (``search.neighboured``): pure functions, no 
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from memories import search
@@ -87,3 +89,16 @@ def test_a_row_gets_a_share_of_its_best_neighbour_s_score_not_of_a_boosted_one(
     assert boosted[after] == pytest.approx(-1.0 + w * 0.5)  # from answer's own score, not its boosted one
     assert boosted[question] == pytest.approx(2.0 + w * 0.5)
     assert (boosted[far], boosted[other]) == (1.0, 1.5)  # no neighbour: unchanged
+
+
+def test_the_fusion_spreads_softly_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a's second row is far above b's and c's best rows: by default (``SPREAD_MARGIN``) it stays
+    # second, where the strict spread put every source's best row before it
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    sources = {**SOURCES, C1: "c"}
+    scored = [(A1, 10.0), (A2, 9.5), (B1, 1.0), (B2, 0.5), (C1, 0.4)]
+    ranking = search.Ranking([search.Candidate(rid, score, when) for rid, score in scored], 1.0)
+    assert search.SPREAD_MARGIN is not None
+    assert [c.id for c in search.fuse([ranking], 5, sources=sources)] == [A1, A2, B1, C1, B2]
+    monkeypatch.setattr(search, "SPREAD_MARGIN", None)
+    assert [c.id for c in search.fuse([ranking], 5, sources=sources)] == [A1, B1, C1, A2, B2]
