@@ -46,11 +46,11 @@ def test_with_a_margin_a_clearly_better_further_row_comes_before_a_new_source(
     ordered = [A1, A2, B1, B2, C1]
     assert search.diversified(ordered, sources, scores) == [A1, A2, B1, C1, B2]
     # within the margin of b's best, a's second waits for it; then it is 1.5 above c's best
-    close = {**scores, A2: 2.5}
+    close: dict[search.RowId, float] = {**scores, A2: 2.5}
     assert search.diversified(ordered, sources, close) == [A1, B1, A2, C1, B2]
     # the order in which the sources first appear is the spread order's (b by strength before a)
     monkeypatch.setattr(search, "KEEP_BEST_FIRST", True)
-    strong = {C1: 6.0, A1: 5.0, B1: 4.9, B2: 4.8, B3: 4.7, A2: 0.0}
+    strong: dict[search.RowId, float] = {C1: 6.0, A1: 5.0, B1: 4.9, B2: 4.8, B3: 4.7, A2: 0.0}
     spread = search.diversified([C1, A1, B1, B2, B3, A2], sources, strong)
     assert [r for r in spread if r in (A1, B1, C1)] == [C1, B1, A1]
     assert spread == [C1, B1, A1, B2, A2, B3]  # once every source is shown: round by round
