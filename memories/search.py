@@ -18,6 +18,7 @@ the models' cosine scales ``memories.dense`` (re-exported here).
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import logging
 import math
@@ -495,17 +496,18 @@ def diversified(
     if scores is None or SPREAD_MARGIN is None:
         return spread
     firsts = spread[: len(places)]  # each source's best row, in the spread order
-    unseen = [rid for rid in ordered if rid in set(firsts)]  # the same rows in the fused order
-    further = [rid for rid in ordered if rid not in set(firsts)]  # the others, best first
+    is_first = set(firsts)
+    unseen = collections.deque(rid for rid in ordered if rid in is_first)  # the same rows, fused order
+    further = collections.deque(rid for rid in ordered if rid not in is_first)  # the others, best first
     source_of = {rid: source for _, source, _, rid in placed}
     out: list[RowId] = []
     shown: set[str] = set()
     for first in firsts:
         while unseen and source_of[unseen[0]] in shown:
-            unseen.pop(0)
+            unseen.popleft()
         best_unseen = scores[unseen[0]] if unseen else -math.inf
         while further and source_of[further[0]] in shown and scores[further[0]] >= best_unseen + SPREAD_MARGIN:
-            out.append(further.pop(0))
+            out.append(further.popleft())
         out.append(first)
         shown.add(source_of[first])
     rest = set(further)
