@@ -20,7 +20,9 @@ Vectors: the shipped backend (USE), computed here once (``transcripts.indexing.e
 ``retrieval.fill_vectors``). Scores over the 82 questions with evidence (abstention questions, id
 ending ``_abs``, are left out): ``R_any@5`` (an evidence session among the first 5 sessions) and
 ``R_all@5`` (every evidence session among them), overall and per question type, for MMW's two paths
-and BM25 over sessions (each session one document) and over records. The question's date is sent
+and BM25 over sessions (each session one document) and over records; and, for the sessions path,
+the same over the sessions of its first 10 turns (``MMW sessions 10 turns``: what a limit-10
+``search_sessions`` shows an agent, where spreading turns over sessions counts). The question's date is sent
 as ``now`` (where the code takes it) so questions about time are asked when they were asked.
 
 ``--variant`` sets module constants for the run, for A/B on the same loaded data (e.g.
@@ -167,12 +169,23 @@ def ranked_sessions(ids: Sequence[str]) -> list[str]:
 Asker = Callable[[Any, Question], list[str]]
 
 
+TURNS = 10
+_turns: dict[str, list[str]] = {}  # question id -> the session of each turn by_sessions got
+
+
 def by_sessions(who: Any, q: Question) -> list[str]:
     from transcripts import selectors
 
     payload = {"query": q.text, "limit": LIMIT, "context": 0, "client": f"lme-{q.qid}", "now": q.asked_at.isoformat()}
     answer = selectors.session_search(principal=who, payload=payload)
-    return ranked_sessions([r["session"]["session_id"] for r in answer["results"]])
+    _turns[q.qid] = [r["session"]["session_id"] for r in answer["results"]]
+    return ranked_sessions(_turns[q.qid])
+
+
+def by_session_turns(who: Any, q: Question) -> list[str]:
+    """The sessions of the first ``TURNS`` turns ``by_sessions`` got (what a ``search_sessions``
+    of limit 10 shows an agent), scored over all of them (``TURNS`` places)."""
+    return ranked_sessions(_turns[q.qid][:TURNS])
 
 
 def by_records(who: Any, q: Question, diversify: bool = False) -> list[str]:
@@ -201,11 +214,11 @@ def bm25(unit: str) -> Asker:
     return ask
 
 
-def score(qs: Sequence[Question], rankings: dict[str, list[str]]) -> dict[str, dict[str, float]]:
-    """R_any@K and R_all@K overall and per question type."""
+def score(qs: Sequence[Question], rankings: dict[str, list[str]], k: int = K) -> dict[str, dict[str, float]]:
+    """R_any@k and R_all@k overall and per question type."""
     groups: dict[str, list[tuple[bool, bool]]] = collections.defaultdict(list)
     for q in qs:
-        top = set(rankings[q.qid][:K])
+        top = set(rankings[q.qid][:k])
         hit = (bool(top & q.evidence), q.evidence <= top)
         groups["all"].append(hit)
         groups[q.kind].append(hit)
@@ -254,16 +267,17 @@ def main() -> None:
     qs = questions(args.questions)
     load(who, qs)
     asked = [q for q in qs if q.evidence and not q.qid.endswith("_abs")]
-    askers: dict[str, Asker] = {"MMW sessions": by_sessions, "MMW records": by_records,
+    askers: dict[str, Asker] = {"MMW sessions": by_sessions, f"MMW sessions {TURNS} turns": by_session_turns,
+                                "MMW records": by_records,
                                 "MMW records diversify": by_records_spread,
                                 "BM25 sessions": bm25("sessions"), "BM25 records": bm25("records")}  # fmt: skip
     results: dict[str, Any] = {}
     for label, ask in askers.items():
         started = time.perf_counter()
         rankings = {q.qid: ask(who, q) for q in asked}
-        if args.misses and label.startswith("MMW"):
+        if args.misses and label.startswith("MMW") and not label.endswith(" turns"):
             misses(asked, label, rankings)
-        results[label] = score(asked, rankings)
+        results[label] = score(asked, rankings, TURNS if label.endswith(" turns") else K)
         results[label]["seconds"] = round(time.perf_counter() - started, 1)
         log(f"{label}: {results[label]['all']} ({results[label]['seconds']} s)")
     kinds = ["all", *sorted({q.kind for q in asked})]

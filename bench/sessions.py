@@ -16,6 +16,13 @@ can switch the ranking's context weight between runs; vectors are computed by
 ``transcripts.indexing.embed_pending`` (the background task's code) with the backend given.
 
     .venv/bin/python -m bench.sessions [--backend use] [--conversations N] [--weights 0.15 0.3 0.5]
+
+Every question is asked as ``search_sessions`` is asked by default (``diversify`` on: its hits
+spread over sessions) and, with ``--diversify both``, also with ``diversify: false`` (the fused
+order of turns), in the same run. ``--shipped`` measures the shipped indexing only (contextual
+vectors, the given weights); ``--reuse`` keeps the sessions and vectors a previous ``--shipped``
+run left in the data directory (no upload, no embedding: a ranking change is measured in a
+minute); ``--variant module.CONSTANT=value,...`` sets module constants for the run (A/B).
 """
 
 from __future__ import annotations
@@ -61,7 +68,7 @@ def session_date(raw: str) -> dt.datetime:
     return dt.datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=dt.UTC)
 
 
-def load(path: Path, conversations: int | None) -> Loaded:
+def load(path: Path, conversations: int | None, upload: bool = True) -> Loaded:
     from accounts.keys import principal_for
     from accounts.models import ALL_SCOPES, Project, User
     from transcripts import services
@@ -86,6 +93,12 @@ def load(path: Path, conversations: int | None) -> Loaded:
                 continue
             when = session_date(conv[f"{name}_date_time"])
             session_id = f"{sid}-{name}"
+            turn_count += len(turns)
+            session_count += 1
+            for position, turn in enumerate(turns):
+                keys[(sid, session_id, position)] = f"{sid}:{turn['dia_id']}"
+            if not upload:
+                continue
             services.session_upsert(
                 principal=principal,
                 client="locomo",
@@ -94,7 +107,6 @@ def load(path: Path, conversations: int | None) -> Loaded:
             )
             items = []
             for position, turn in enumerate(turns):
-                keys[(sid, session_id, position)] = f"{sid}:{turn['dia_id']}"
                 text = str(turn.get("text", "")).strip()
                 items.append(
                     {
@@ -112,8 +124,6 @@ def load(path: Path, conversations: int | None) -> Loaded:
                     payload={"turns": items[start : start + 500]},
                 )
                 assert answer["errors"] == 0, answer
-            turn_count += len(items)
-            session_count += 1
         for i, qa in enumerate(sample["qa"]):
             if qa.get("category") == 5:
                 continue
@@ -137,17 +147,19 @@ def embed_all(backend_name: str, *, contextual: bool) -> float:
     return time.perf_counter() - started
 
 
-def ask_all(data: Loaded, weight: float) -> dict[str, dict[str, float]]:
-    """Every question through ``search_sessions``; the scores of hits alone and with context."""
+def ask_all(data: Loaded, weight: float, diversify: bool | None = None) -> dict[str, dict[str, float]]:
+    """Every question through ``search_sessions``; the scores of hits alone and with context.
+    ``diversify`` None: not sent (the default)."""
     from transcripts import indexing, selectors
 
     indexing.CONTEXT_WEIGHT = weight
     alone: list[int | None] = []
     with_context: list[int | None] = []
     for q in data.questions:
-        answer = selectors.session_search(
-            principal=data.principals[q.conversation], payload={"query": q.text, "limit": LIMIT, "context": CONTEXT}
-        )
+        payload: dict[str, Any] = {"query": q.text, "limit": LIMIT, "context": CONTEXT}
+        if diversify is not None:
+            payload["diversify"] = diversify
+        answer = selectors.session_search(principal=data.principals[q.conversation], payload=payload)
         hit_keys: list[str] = []
         window_keys: list[set[str]] = []
         for result in answer["results"]:
@@ -170,24 +182,42 @@ def main() -> None:
     parser.add_argument("--backend", default="use", help="embedding backend (default: the deployment default)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3], help="context weights to try")
+    parser.add_argument("--shipped", action="store_true", help="contextual vectors and the given weights only")
+    parser.add_argument("--reuse", action="store_true", help="keep what a previous --shipped run loaded")
+    parser.add_argument("--diversify", choices=["default", "both"], default="default",
+                        help="both: also ask with diversify false")  # fmt: skip
+    parser.add_argument("--variant", default="", help="module.CONSTANT=value,... set for this run (A/B)")
     args = parser.parse_args()
 
     common.setup_django(args.data_dir)
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE transcripts_turn, transcripts_session CASCADE")
+    from bench.lme_retrieval import apply_variant
+    from transcripts.models import Session
+
+    variant = apply_variant(args.variant)
+    reuse = args.reuse and Session.objects.filter(client="locomo").exists()
+    if not reuse:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE transcripts_turn, transcripts_session CASCADE")
     started = time.perf_counter()
-    data = load(common.LOCOMO_PATH, args.conversations)
-    log(f"uploaded {data.sessions} sessions, {data.turns} turns in {time.perf_counter() - started:.1f}s")
-    figures: dict[str, Any] = {"turns": data.turns, "sessions": data.sessions, "questions": len(data.questions)}
-    for contextual in (False, True):
-        seconds = embed_all(args.backend, contextual=contextual)
-        log(f"embedded ({'contextual' if contextual else 'plain'}) in {seconds:.1f}s")
-        for weight in (0.0, *args.weights):
-            name = f"embedding {'prev+turn' if contextual else 'turn'}, keyword context weight {weight}"
-            figures[name] = ask_all(data, weight)
-            log(f"{name}: {figures[name]}")
+    data = load(common.LOCOMO_PATH, args.conversations, upload=not reuse)
+    done = "reused" if reuse else "uploaded"
+    log(f"{done} {data.sessions} sessions, {data.turns} turns in {time.perf_counter() - started:.1f}s")
+    figures: dict[str, Any] = {"turns": data.turns, "sessions": data.sessions, "questions": len(data.questions),
+                               "variant": variant}  # fmt: skip
+    modes: list[tuple[str, bool | None]] = [("", None)]
+    if args.diversify == "both":
+        modes.append((", diversify false", False))
+    for contextual in (True,) if args.shipped or reuse else (False, True):
+        if not reuse:
+            seconds = embed_all(args.backend, contextual=contextual)
+            log(f"embedded ({'contextual' if contextual else 'plain'}) in {seconds:.1f}s")
+        for weight in (*(() if args.shipped or reuse else (0.0,)), *args.weights):
+            for label, diversify in modes:
+                name = f"embedding {'prev+turn' if contextual else 'turn'}, keyword context weight {weight}{label}"
+                figures[name] = ask_all(data, weight, diversify)
+                log(f"{name}: {figures[name]}")
     common.OUT_DIR.mkdir(parents=True, exist_ok=True)
     out = common.OUT_DIR / "sessions.json"
     out.write_text(json.dumps(figures, indent=2) + "\n")

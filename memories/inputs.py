@@ -286,7 +286,7 @@ DIVERSIFY = Param(
     "diversify",
     "boolean",
     "Spread results over sources.",
-    details="Each source_id's best result before any source's second.",
+    details="Each source_id's best result before any source's second, unless that second is clearly better.",
     default=False,
     nullable=False,
     named=True,

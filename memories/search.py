@@ -18,6 +18,7 @@ the models' cosine scales ``memories.dense`` (re-exported here).
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import logging
 import math
@@ -57,14 +58,21 @@ SPREAD_FLOOR = 0.25
 # How much the rankings of a query's time window (``hybrid_ranking``) weigh, each, beside the two
 # rankers of the whole scope (1.0 each): a soft preference for what happened when the question says.
 TIME_WEIGHT = 0.5
-# How ``diversified`` orders sources: by the reciprocal ranks of their best ``SOURCE_ROWS`` rows,
-# the best at 1 and the others at ``SOURCE_SUPPORT`` each (``source_strength``; 0: by the best
-# row alone). Chosen with bench/lme_retrieval.py (docs/search.md).
-SOURCE_RANK_K = 10
+# How ``diversified`` orders sources: by the reciprocal ranks ``1 / (SOURCE_RANK_K + place + 1)``
+# of their best ``SOURCE_ROWS`` rows, the best at 1 and the others at ``SOURCE_SUPPORT`` each
+# (``source_strength``; 0: by the best row alone). Chosen with bench/lme_retrieval.py on the 93
+# LongMemEval-S dev questions with evidence (docs/search.md).
+SOURCE_RANK_K = 20
 SOURCE_SUPPORT = 0.5
-SOURCE_ROWS = 3
+SOURCE_ROWS = 5
 # The source of the best row of all keeps its place first (True), whatever the others' strength.
 KEEP_BEST_FIRST = True
+# How far (in fused-score units) a further row of a source already shown must be above the best
+# row of every source not shown yet to come before them (``diversified``): a soft spread, so an
+# answer that is one turn of the best session is not pushed below every other session's best.
+# None: never (every source's best row before any source's second). 0.5: chosen on LoCoMo as
+# sessions and LongMemEval-S together (docs/search.md, "Spreading results over sources").
+SPREAD_MARGIN: float | None = 0.5
 # How much of a candidate's best sequence neighbour's fused score (the row just before or after
 # it in its source or session, itself a candidate, its score above 0) is added to its own
 # (``neighboured``): an answer is often the turn after the one the question's words are in.
@@ -407,7 +415,7 @@ def fuse(
 
     def best_first(ids: Sequence[RowId]) -> list[RowId]:
         ordered = sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
-        return diversified(ordered, sources) if sources is not None else ordered
+        return diversified(ordered, sources, scores) if sources is not None else ordered
 
     if floor.on_score:
         ordered = best_first(list(created))
@@ -463,11 +471,17 @@ def _add_ranking(
             trace.ranked(ranking.name, rid, rank=rank, score=raw, z=zi, tie_break=tie_break, weight=ranking.weight)
 
 
-def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[RowId]:
+def diversified(
+    ordered: Sequence[RowId], sources: Mapping[RowId, str], scores: Mapping[RowId, float] | None = None
+) -> list[RowId]:
     """``ordered`` spread over sources: each source's best row, then each source's second best,
     and so on (a row without a known source is its own source). Within a round the sources go by
     ``source_strength``: a source whose best row is a little lower but which has more good rows
-    can come first (an answer spread over a session's turns is more likely in that session)."""
+    can come first (an answer spread over a session's turns is more likely in that session).
+
+    With ``scores`` (the fused scores) and a ``SPREAD_MARGIN``, the spreading is soft: a further
+    row of a source already shown comes before the sources not shown yet when its score beats the
+    best row of each of them by the margin (the order in which sources first appear is the same)."""
     places: dict[str, list[int]] = {}
     placed: list[tuple[int, str, int, RowId]] = []
     for position, rid in enumerate(ordered):
@@ -478,7 +492,26 @@ def diversified(ordered: Sequence[RowId], sources: Mapping[RowId, str]) -> list[
     strength = {source: source_strength(held) for source, held in places.items()}
     if placed and KEEP_BEST_FIRST:
         strength[placed[0][1]] = math.inf  # the best row of all stays first
-    return [rid for _, _, _, rid in sorted(placed, key=lambda p: (p[0], -strength[p[1]], p[2]))]
+    spread = [rid for _, _, _, rid in sorted(placed, key=lambda p: (p[0], -strength[p[1]], p[2]))]
+    if scores is None or SPREAD_MARGIN is None:
+        return spread
+    firsts = spread[: len(places)]  # each source's best row, in the spread order
+    is_first = set(firsts)
+    unseen = collections.deque(rid for rid in ordered if rid in is_first)  # the same rows, fused order
+    further = collections.deque(rid for rid in ordered if rid not in is_first)  # the others, best first
+    source_of = {rid: source for _, source, _, rid in placed}
+    out: list[RowId] = []
+    shown: set[str] = set()
+    for first in firsts:
+        while unseen and source_of[unseen[0]] in shown:
+            unseen.popleft()
+        best_unseen = scores[unseen[0]] if unseen else -math.inf
+        while further and source_of[further[0]] in shown and scores[further[0]] >= best_unseen + SPREAD_MARGIN:
+            out.append(further.popleft())
+        out.append(first)
+        shown.add(source_of[first])
+    rest = set(further)
+    return out + [rid for rid in spread[len(places) :] if rid in rest]
 
 
 def source_strength(places: Sequence[int]) -> float:

@@ -156,7 +156,7 @@ SEARCH_SESSIONS: tuple[Param, ...] = (
         "diversify",
         "boolean",
         "Spread hits over sessions.",
-        details="Every session's best turn before any session's second.",
+        details="Every session's best turn before any session's second, unless that second is clearly better.",
         default=True,
         nullable=False,
         named=True,

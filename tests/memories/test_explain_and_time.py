@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from memories import search
 from tests import live
 from tests.conftest import Tenancy
 from tests.live import LiveServer, mcp_call
@@ -90,7 +91,8 @@ def test_explain_names_what_the_floor_cut_and_why(tenancy: Tenancy) -> None:
 
 
 @pytest.mark.django_db
-def test_diversify_spreads_the_results_over_sources(tenancy: Tenancy) -> None:
+def test_diversify_spreads_the_results_over_sources(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search, "SPREAD_MARGIN", None)  # the strict spread (the soft one: test_source_order)
     api = Api(tenancy.alice.key)
     for i in range(4):
         api.ok_remember(content=f"deploy note {i}: staging deploys need the release branch", source_id="runbook")

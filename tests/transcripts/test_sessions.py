@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import AuditEvent
 from billing import counters
 from billing.models import Plan, Subscription
+from memories import search
 from tests.conftest import Tenancy
 from tests.memories.rest import Api
 from transcripts import selectors
@@ -462,7 +463,9 @@ def test_an_upload_of_500_turns_is_one_call_against_the_rate_limit(
     assert (status, answer["error"]["message"]) == (429, "MCP rate limit exceeded")
 
 
-def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(tenancy: Tenancy) -> None:
+def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
     api = Api(tenancy.alice.key)
     chatty = [{"position": i, "role": "user", "content": f"pgvector upgrade on staging, step {i}",
                "occurred_at": "2026-06-18T10:00:00Z"} for i in range(4)]  # fmt: skip
@@ -470,9 +473,14 @@ def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(tenan
     quiet = [{"position": 0, "role": "user", "content": "the database team mentioned pgvector once",
               "occurred_at": "2026-03-02T10:00:00Z"}]  # fmt: skip
     upload(api, sid="quiet", turns=quiet)
+    # By default the spread is soft (``search.SPREAD_MARGIN``): chatty's second turn holds all three
+    # words, quiet's only one, so it is clearly better and keeps its place.
     status, found = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2})
     assert status == 200, found
-    assert {r["session"]["session_id"] for r in found["results"]} == {"chatty", "quiet"}  # one per session first
+    assert [r["session"]["session_id"] for r in found["results"]] == ["chatty", "chatty"]
+    monkeypatch.setattr(search, "SPREAD_MARGIN", None)  # the strict spread: one per session first
+    status, found = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2})
+    assert {r["session"]["session_id"] for r in found["results"]} == {"chatty", "quiet"}
     status, packed = api.call("POST", "/sessions/search", {"query": "pgvector upgrade staging", "limit": 2,
                                                            "diversify": False})  # fmt: skip
     assert [r["session"]["session_id"] for r in packed["results"]] == ["chatty", "chatty"]

@@ -3000,7 +3000,7 @@ export interface operations {
                     /** @description With source_id: its current hash (other hashes come back stale). */
                     current_source_hash?: string | null;
                     /**
-                     * @description Spread results over sources. Each source_id's best result before any source's second.
+                     * @description Spread results over sources. Each source_id's best result before any source's second, unless that second is clearly better.
                      * @default false
                      */
                     diversify?: boolean;
@@ -4031,7 +4031,7 @@ export interface operations {
                      */
                     context?: number;
                     /**
-                     * @description Spread hits over sessions. Every session's best turn before any session's second.
+                     * @description Spread hits over sessions. Every session's best turn before any session's second, unless that second is clearly better.
                      * @default true
                      */
                     diversify?: boolean;
