@@ -191,7 +191,7 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
 SESSIONS_NAMED = 2000
 
 
-def named_sessions(sessions: QuerySet[Session]) -> QuerySet[Session] | list[uuid.UUID]:
+def named_sessions(sessions: QuerySet[Session]) -> QuerySet[Session, Any] | list[uuid.UUID]:
     """The sessions a search reads, as a list of ids when there are at most ``SESSIONS_NAMED`` (one
     small statement), else as a subquery. Named by id, the planner reads the turns of these
     sessions through the ``session_id`` index and matches words only there; behind a subquery it

@@ -22,7 +22,7 @@ from transcripts.models import Session, Turn
 
 pytestmark = pytest.mark.django_db
 
-CONVERSATION = [
+CONVERSATION: list[dict[str, Any]] = [
     {"position": 0, "role": "user", "content": "Should the deploy script retry the database migration on timeout?"},
     {"position": 1, "role": "assistant", "content": "No, that's not needed."},
     {"position": 2, "role": "user", "content": "Then let us pin pgvector to 0.8 in the Dockerfile."},
