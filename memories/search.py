@@ -73,13 +73,6 @@ KEEP_BEST_FIRST = True
 # None: never (every source's best row before any source's second). 0.5: chosen on LoCoMo as
 # sessions and LongMemEval-S together (docs/search.md, "Spreading results over sources").
 SPREAD_MARGIN: float | None = 0.5
-# How much of a candidate's best sequence neighbour's fused score (the row just before or after
-# it in its source or session, itself a candidate, its score above 0) is added to its own
-# (``neighboured``): an answer is often the turn after the one the question's words are in.
-# Off (0: no statement, no share): at 0.25 LoCoMo R@5 rose .718 -> .732 but open-domain and R@1
-# lost a question or three, and the candidates' places cost one more statement per search
-# (docs/search.md, "Records that form a sequence").
-NEIGHBOUR_WEIGHT = 0.0
 # How many candidates each ranker contributes before fusion (at least this many, or 4x the limit).
 MIN_CANDIDATES = 50
 # The most records the keyword ranker scores per query (see ``matching_terms``).
@@ -219,7 +212,6 @@ def hybrid_hits(
         window_of=project_window(project_id),
         time_window=time_window,
         source_column="source_id" if diversify else None,
-        sequence_column="source_id",
         trace=trace,
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
@@ -237,7 +229,6 @@ def hybrid_ranking(
     window_of: WindowOf | None = None,
     time_window: timewords.TimeWindow | None = None,
     source_column: str | None = None,
-    sequence_column: str | None = None,
     trace: explain.Trace | None = None,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
@@ -248,10 +239,8 @@ def hybrid_ranking(
     ``time_window`` (the time the query is about, ``memories.timewords``): the same two rankers
     also rank the rows whose ``occurred_at`` falls in it, and the fusion counts those rankings at
     ``TIME_WEIGHT`` each — a soft preference: rows outside the window are ranked down, not out.
-    ``source_column``: the results are spread over its values (``diversified``).
-    ``sequence_column``: the column that, with ``position``, places a row in its sequence (a
-    record's ``source_id``): each candidate gets a share of its neighbours' scores
-    (``neighboured``; none at ``NEIGHBOUR_WEIGHT`` 0). ``trace``: what ranked, for ``explain``."""
+    ``source_column``: the results are spread over its values (``diversified``). ``trace``: what
+    ranked, for ``explain``."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -269,29 +258,13 @@ def hybrid_ranking(
     rankings = [Ranking(keyword, KEYWORD_WEIGHT, "keyword"), Ranking(dense, DENSE_WEIGHT, "vector")]
     if time_window is not None:
         rankings += _in_window(scope, query, depth, stats_of, context_weight, embedded, time_window)
-    sources = neighbours = None
-    if source_column is not None or (sequence_column is not None and NEIGHBOUR_WEIGHT > 0):
+    sources = None
+    if source_column is not None:
         ids = list(dict.fromkeys(c.id for r in rankings for c in r.candidates))
-        if sequence_column is not None and NEIGHBOUR_WEIGHT > 0:
-            placed = sql.places(scope, ids, sequence_column)
-            neighbours = sequence_neighbours(placed)
-        if source_column is not None:
-            sources = sql.sources(scope, ids, source_column)
+        sources = sql.sources(scope, ids, source_column)
     if trace is not None:
         trace.notes["terms"] = words.keyword_terms(query)
-    return fuse(rankings, limit, floor, sources=sources, neighbours=neighbours, trace=trace)
-
-
-def sequence_neighbours(placed: Mapping[RowId, tuple[str, int]]) -> dict[RowId, list[RowId]]:
-    """Each row of ``placed`` (row → its sequence and position) with the rows of ``placed`` just
-    before and after it in its sequence (positions one apart)."""
-    at = {place: rid for rid, place in placed.items()}
-    found: dict[RowId, list[RowId]] = {}
-    for rid, (source, position) in placed.items():
-        near = [at[(source, p)] for p in (position - 1, position + 1) if (source, p) in at]
-        if near:
-            found[rid] = near
-    return found
+    return fuse(rankings, limit, floor, sources=sources, trace=trace)
 
 
 def probe(scope: sql.Scope, query: str, stats_of: StatsOf, floor: Floor, depth: int, *,
@@ -365,7 +338,6 @@ def fuse(
     floor: Floor = NO_FLOOR,
     *,
     sources: Mapping[RowId, str] | None = None,
-    neighbours: Mapping[RowId, Sequence[RowId]] | None = None,
     trace: explain.Trace | None = None,
 ) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
@@ -382,9 +354,7 @@ def fuse(
     its keyword coverage, its vector evidence and its place, at most the confidence of the
     candidate before it; a caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where
     it falls below. ``sources`` (row id → its source): the order is spread over sources
-    (``diversified``). ``neighbours`` (row id → its sequence neighbours among the candidates):
-    each row gets a share of its best neighbour's score (``neighboured``). ``trace``: every
-    number above is recorded for ``explain``.
+    (``diversified``). ``trace``: every number above is recorded for ``explain``.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
@@ -406,8 +376,6 @@ def fuse(
             )
     for ranking in rankings:
         _add_ranking(ranking, created, scores, trace)
-    if neighbours:
-        scores = neighboured(scores, neighbours, trace)
 
     def shown(ordered: list[RowId]) -> list[float]:
         likely = [confidence.probability(coverage.get(r, 0.0), units.get(r), i) for i, r in enumerate(ordered)]
@@ -431,21 +399,6 @@ def fuse(
         Candidate(rid, _squash(scores[rid]), created[rid], relevance[rid], confidence=score)
         for rid, score in zip(ordered, scored, strict=True)
     ]
-
-
-def neighboured(
-    scores: Mapping[RowId, float], neighbours: Mapping[RowId, Sequence[RowId]], trace: explain.Trace | None
-) -> dict[RowId, float]:
-    """``scores`` with ``NEIGHBOUR_WEIGHT`` of each row's best neighbour's score (above 0) added:
-    read from the scores before any is added, so a boost never carries on to the next row."""
-    out = dict(scores)
-    for rid, near in neighbours.items():
-        best = max((scores[n] for n in near if n in scores), default=0.0)
-        if best > 0 and rid in out:
-            out[rid] += NEIGHBOUR_WEIGHT * best
-            if trace is not None:
-                trace.entry(rid)["neighbour"] = {"score": round(best, 6), "weight": NEIGHBOUR_WEIGHT}
-    return out
 
 
 def _add_ranking(

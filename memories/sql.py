@@ -527,26 +527,6 @@ def sources(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, str]:
         return {row_id: str(value) for row_id, value in cursor.fetchall()}
 
 
-def places(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, tuple[str, int]]:
-    """Each of ``ids`` (rows of ``scope``'s table) with its sequence and place in it: ``column``
-    (a record's ``source_id``, within its workspace; a turn's ``session_id``) and ``position``; a
-    row without both is left out. One statement, by primary key."""
-    if not ids:
-        return {}
-    table = scope.table
-    sequence = f'{table}."{column}"::text'
-    if column == "source_id":
-        sequence = f"{table}.workspace_id::text || '/' || {sequence}"
-    statement = (
-        f"SELECT {table}.id, {sequence}, {table}.position FROM {table}"  # noqa: S608 - names from the model
-        f' WHERE {table}.id = ANY(%s::{_id_type(ids)}[]) AND {table}."{column}" IS NOT NULL'
-        f" AND {table}.position IS NOT NULL"
-    )
-    with connections[scope.using].cursor() as cursor:
-        cursor.execute(statement, [[str(i) for i in ids]])
-        return {row_id: (str(source), int(position)) for row_id, source, position in cursor.fetchall()}
-
-
 def matched_terms(scope: Scope, ids: Sequence[Any], terms: Sequence[str]) -> dict[Any, tuple[list[str], list[str]]]:
     """For ``explain``: which of the query's keyword ``terms`` (``words.keyword_terms``) each row
     of ``ids`` holds in its own words, and which only in its predecessor's (``context_document``,

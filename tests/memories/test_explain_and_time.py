@@ -49,11 +49,8 @@ def test_now_is_checked_like_any_time(tenancy: Tenancy) -> None:
 
 
 def _fused(entry: dict[str, Any]) -> float:
-    """A result's fused score recomputed from its trace: the sum of weight × (z + tie-break), and
-    its sequence neighbour's share (``neighbour``) when it had one."""
-    near = entry.get("neighbour") or {"score": 0.0, "weight": 0.0}
-    return float(sum(r["weight"] * (r["z"] + r["tie_break"]) for r in entry["rankings"].values())
-                 + near["weight"] * near["score"])  # fmt: skip
+    """A result's fused score recomputed from its trace: the sum of weight × (z + tie-break)."""
+    return float(sum(r["weight"] * (r["z"] + r["tie_break"]) for r in entry["rankings"].values()))
 
 
 @pytest.mark.django_db

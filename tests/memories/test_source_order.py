@@ -1,5 +1,5 @@
-"""How the fusion orders sources (``search.diversified``, ``search.source_strength``) and lends a
-row its sequence neighbour's score (``search.neighboured``): pure functions, no database."""
+"""How the fusion orders sources (``search.diversified``, ``search.source_strength``): pure
+functions, no database."""
 
 from __future__ import annotations
 
@@ -66,29 +66,6 @@ def test_only_the_best_rows_of_a_source_count() -> None:
     assert search.source_strength(list(range(search.SOURCE_ROWS + 5))) == pytest.approx(
         search.source_strength(list(range(search.SOURCE_ROWS)))
     )
-
-
-def test_a_row_gets_a_share_of_its_best_neighbour_s_score_not_of_a_boosted_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(search, "NEIGHBOUR_WEIGHT", 0.25)  # off by default (search.NEIGHBOUR_WEIGHT)
-    question, answer, after, far, other = 1, 2, 3, 4, 5
-    placed: dict[search.RowId, tuple[str, int]] = {
-        question: ("s", 3),
-        answer: ("s", 4),
-        after: ("s", 5),
-        far: ("s", 9),
-        other: ("t", 4),
-    }
-    near = search.sequence_neighbours(placed)
-    assert near == {question: [answer], answer: [question, after], after: [answer]}
-    scores: dict[search.RowId, float] = {question: 2.0, answer: 0.5, after: -1.0, far: 1.0, other: 1.5}
-    boosted = search.neighboured(scores, near, None)
-    w = search.NEIGHBOUR_WEIGHT
-    assert boosted[answer] == pytest.approx(0.5 + w * 2.0)
-    assert boosted[after] == pytest.approx(-1.0 + w * 0.5)  # from answer's own score, not its boosted one
-    assert boosted[question] == pytest.approx(2.0 + w * 0.5)
-    assert (boosted[far], boosted[other]) == (1.0, 1.5)  # no neighbour: unchanged
 
 
 def test_the_fusion_spreads_softly_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
