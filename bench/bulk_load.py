@@ -129,30 +129,31 @@ JOIN bench_sentence b ON b.i = t.y
 """
 
 
+def insert_params(target: tuple[Any, Any, Any], model: str, pool: int, source: str, total: int) -> dict[str, Any]:
+    """``INSERT``'s parameters for records of ``target`` (project, workspace, key), but the range
+    (``first``, ``last``)."""
+    project, ws, key = target
+    return {
+        "source": source,
+        "device": key.device_label,
+        "model": model,
+        "account": project.account_id,
+        "key": key.id,
+        "author": key.user_id,
+        "project": project.id,
+        "workspace": ws.id,
+        "total": total,
+        "pool": pool,
+        "days": SPREAD_DAYS,
+    }
+
+
 def insert(target: tuple[Any, Any, Any], first: int, last: int, total: int, model: str, pool: int, source: str) -> None:
     """Records ``first``..``last`` (of ``total`` in this project) into ``target``, one statement."""
     from django.db import connection
 
-    project, ws, key = target
     with connection.cursor() as cursor:
-        cursor.execute(
-            INSERT,
-            {
-                "source": source,
-                "device": key.device_label,
-                "model": model,
-                "account": project.account_id,
-                "key": key.id,
-                "author": key.user_id,
-                "project": project.id,
-                "workspace": ws.id,
-                "first": first,
-                "last": last,
-                "total": total,
-                "pool": pool,
-                "days": SPREAD_DAYS,
-            },
-        )
+        cursor.execute(INSERT, {**insert_params(target, model, pool, source, total), "first": first, "last": last})
 
 
 def project_count(project_id: Any) -> int:

@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
-from bench.bulk_load import INSERT, SPREAD_DAYS, setup
+from bench.bulk_load import INSERT, insert_params, setup
 from bench.common import log
 
 PROJECT = "goals-1000000"
@@ -103,21 +103,6 @@ def insert_costs(blocks: int, per_block: int) -> dict[str, Any]:
 
     from memories.embeddings import get_backend
 
-    project, ws, key = target()
-    model = get_backend("use").model_id
-    params = {
-        "source": "scale",
-        "device": key.device_label,
-        "model": model,
-        "account": project.account_id,
-        "key": key.id,
-        "author": key.user_id,
-        "project": project.id,
-        "workspace": ws.id,
-        "total": 1,
-        "pool": 2928,
-        "days": SPREAD_DAYS,
-    }
     variants = {
         "all triggers": (),
         "without VectorSum": ("mmw_vector_sums_insert",),
@@ -127,7 +112,8 @@ def insert_costs(blocks: int, per_block: int) -> dict[str, Any]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # checked per insert, as in autocommit
         cursor.execute("SELECT count(*) FROM bench_sentence")
-        params["pool"] = int(cursor.fetchone()[0])
+        pool = int(cursor.fetchone()[0])
+        params = insert_params(target(), get_backend("use").model_id, pool, source="scale", total=1)
         for _block in range(blocks):
             for name, disabled in variants.items():
                 for trigger in INSERT_TRIGGERS:
