@@ -266,16 +266,14 @@ def context_of(hits: list[Turn], context: int) -> dict[int, tuple[list[Turn], li
                 (SELECT id, position FROM transcripts_turn
                  WHERE session_id = h.session_id AND position > h.position ORDER BY position LIMIT %s)
             ) AS t
+            ORDER BY t.position
             """,
             [[h.id for h in hits], [h.session_id for h in hits], [h.position for h in hits], context, context],
         )
         pairs = cursor.fetchall()
     turns = Turn.objects.defer("embedding").in_bulk([turn_id for _, turn_id, _ in pairs])
     around: dict[int, tuple[list[Turn], list[Turn]]] = {h.id: ([], []) for h in hits}
-    for hit_id, turn_id, is_before in pairs:
+    for hit_id, turn_id, is_before in pairs:  # oldest first
         if turn_id in turns:
             around[hit_id][0 if is_before else 1].append(turns[turn_id])
-    for before, after in around.values():
-        before.sort(key=lambda t: t.position)
-        after.sort(key=lambda t: t.position)
     return around
