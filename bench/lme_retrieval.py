@@ -103,11 +103,12 @@ def pairs(turns: list[dict[str, str]]) -> list[str]:
     return out
 
 
-def principal() -> Any:
+def principal(project_name: str = PROJECT) -> Any:
+    """The bench user's principal on project ``project_name`` of the bench account, every scope."""
     from accounts.keys import principal_for
     from accounts.models import ALL_SCOPES, Project, User
 
-    tenant = common.bench_tenant(PROJECT)
+    tenant = common.bench_tenant(project_name)
     project = Project.objects.get(pk=tenant.project_id)
     user = User.objects.get(email=common.BENCH_EMAIL)
     found = principal_for(user=user, project=project, api_key=None, scopes=frozenset(ALL_SCOPES))

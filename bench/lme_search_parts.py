@@ -52,18 +52,6 @@ from bench.archive import search_parts
 from bench.common import log
 
 
-def principal(project_name: str) -> Any:
-    from accounts.keys import principal_for
-    from accounts.models import ALL_SCOPES, Project, User
-
-    tenant = common.bench_tenant(project_name)
-    project = Project.objects.get(pk=tenant.project_id)
-    user = User.objects.get(email=common.BENCH_EMAIL)
-    found = principal_for(user=user, project=project, api_key=None, scopes=frozenset(ALL_SCOPES))
-    assert found is not None
-    return found
-
-
 def load(who: Any, bodies: list[dict[str, Any]], backend_name: str = "use") -> None:
     """``bodies`` into ``who``'s project, unless its workspaces already hold them; then vectors."""
     from bench import retrieval
@@ -169,7 +157,7 @@ def layout_ab(source: Any, real: list[dict[str, Any]], qs: list[Any], passes: in
 
     from memories import selectors
 
-    layouts = {"EXTENDED": principal("lme-ab-extended"), "MAIN": principal("lme-ab-main")}
+    layouts = {"EXTENDED": lme_retrieval.principal("lme-ab-extended"), "MAIN": lme_retrieval.principal("lme-ab-main")}
     for storage, who in layouts.items():
         load_with_storage(who, real, storage, source.project)
     with connection.cursor() as cursor:
@@ -274,7 +262,7 @@ def main() -> None:
     from mmw.db import aside
 
     qs = lme_retrieval.questions(args.questions)
-    lme, syn = principal("lme-parts"), principal("lme-syn")
+    lme, syn = lme_retrieval.principal("lme-parts"), lme_retrieval.principal("lme-syn")
     real = lme_speed.record_bodies(qs)
     load(lme, real, args.backend)
     load(syn, lme_speed.synthetic_bodies(real), args.backend)
