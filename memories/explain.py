@@ -6,7 +6,8 @@ in (its place, its raw score, the z-score the fusion summed, the reciprocal-rank
 weight), what the floor read (keyword coverage, vector relevance and evidence), the fused score,
 and how the shown score was made (``memories.confidence``); for the whole query, the floor's
 decision and the candidates it cut, with why. A result's fused score is the sum over its rankings
-of ``weight × (z + tie_break)`` — the test recomputes one from its trace. Off (the default) the
+of ``weight × (z + tie_break)``, plus ``favoured`` when it got ``search.FAVOUR_BONUS`` — the tests
+recompute it from the trace. Off (the default) the
 search fills nothing: a ``None`` trace costs one ``if`` per candidate.
 
 Bounded: at most ``MAX_CUT`` cut candidates are listed (the number cut is always given).

@@ -63,8 +63,13 @@ TIME_WEIGHT = 0.5
 # (``source_strength``; 0: by the best row alone). Chosen with bench/lme_retrieval.py on the 93
 # LongMemEval-S dev questions with evidence (docs/search.md).
 SOURCE_RANK_K = 20
-SOURCE_SUPPORT = 0.5
+SOURCE_SUPPORT = 0.75
 SOURCE_ROWS = 5
+# How much a favoured row (``Favour``: in a session, a turn said by the person) gains in the fused
+# score, in z-score units (a ranker's best candidate is typically 2-4 above its mean). Chosen with
+# bench/lme_retrieval.py on the 93 LongMemEval-S dev questions with evidence (docs/sessions.md,
+# "The person's own words").
+FAVOUR_BONUS = 1.0
 # The source of the best row of all keeps its place first (True), whatever the others' strength.
 KEEP_BEST_FIRST = True
 # How far (in fused-score units) a further row of a source already shown must be above the best
@@ -166,6 +171,19 @@ class Ranking:
     counts: bool = True
 
 
+@dataclass(frozen=True)
+class Favour:
+    """The rows a ranking favours: those whose ``column`` holds one of ``values`` (lower case;
+    compared case-insensitively) gain ``FAVOUR_BONUS`` in the fused score (a preference, never a
+    filter)."""
+
+    column: str
+    values: frozenset[str]
+
+    def holds(self, value: str | None) -> bool:
+        return value is not None and value.lower() in self.values
+
+
 # The document frequencies of a query's terms in the corpus a ranking draws on.
 StatsOf = Callable[[list[str]], "TermStats"]
 
@@ -229,6 +247,7 @@ def hybrid_ranking(
     window_of: WindowOf | None = None,
     time_window: timewords.TimeWindow | None = None,
     source_column: str | None = None,
+    favour: Favour | None = None,
     trace: explain.Trace | None = None,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
@@ -239,8 +258,8 @@ def hybrid_ranking(
     ``time_window`` (the time the query is about, ``memories.timewords``): the same two rankers
     also rank the rows whose ``occurred_at`` falls in it, and the fusion counts those rankings at
     ``TIME_WEIGHT`` each — a soft preference: rows outside the window are ranked down, not out.
-    ``source_column``: the results are spread over its values (``diversified``). ``trace``: what
-    ranked, for ``explain``."""
+    ``source_column``: the results are spread over its values (``diversified``). ``favour``: the
+    rows it names gain ``FAVOUR_BONUS``. ``trace``: what ranked, for ``explain``."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -258,13 +277,27 @@ def hybrid_ranking(
     rankings = [Ranking(keyword, KEYWORD_WEIGHT, "keyword"), Ranking(dense, DENSE_WEIGHT, "vector")]
     if time_window is not None:
         rankings += _in_window(scope, query, depth, stats_of, context_weight, embedded, time_window)
-    sources = None
-    if source_column is not None:
-        ids = list(dict.fromkeys(c.id for r in rankings for c in r.candidates))
-        sources = sql.sources(scope, ids, source_column)
+    sources, favoured = _row_facts(scope, rankings, source_column, favour)
     if trace is not None:
         trace.notes["terms"] = words.keyword_terms(query)
-    return fuse(rankings, limit, floor, sources=sources, trace=trace)
+    return fuse(rankings, limit, floor, sources=sources, favoured=favoured, trace=trace)
+
+
+def _row_facts(
+    scope: sql.Scope, rankings: list[Ranking], source_column: str | None, favour: Favour | None
+) -> tuple[dict[RowId, str] | None, frozenset[RowId]]:
+    """Of the candidates of ``rankings``, in one statement: each one's source (its
+    ``source_column``, None when not asked; a null source is left out) and those ``favour`` names."""
+    columns = [c for c in (source_column, favour.column if favour else None) if c is not None]
+    if not columns:
+        return None, frozenset()
+    ids = list(dict.fromkeys(c.id for r in rankings for c in r.candidates))
+    values = sql.row_values(scope, ids, columns)
+    sources = None
+    if source_column is not None:
+        sources = {rid: row[0] for rid, row in values.items() if row[0] is not None}
+    favoured = frozenset(rid for rid, row in values.items() if favour and favour.holds(row[-1]))
+    return sources, favoured
 
 
 def probe(scope: sql.Scope, query: str, stats_of: StatsOf, floor: Floor, depth: int, *,
@@ -338,6 +371,7 @@ def fuse(
     floor: Floor = NO_FLOOR,
     *,
     sources: Mapping[RowId, str] | None = None,
+    favoured: frozenset[RowId] = frozenset(),
     trace: explain.Trace | None = None,
 ) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
@@ -354,7 +388,8 @@ def fuse(
     its keyword coverage, its vector evidence and its place, at most the confidence of the
     candidate before it; a caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where
     it falls below. ``sources`` (row id → its source): the order is spread over sources
-    (``diversified``). ``trace``: every number above is recorded for ``explain``.
+    (``diversified``). ``favoured``: these rows gain ``FAVOUR_BONUS`` (``Favour``). ``trace``:
+    every number above is recorded for ``explain``.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
@@ -376,6 +411,10 @@ def fuse(
             )
     for ranking in rankings:
         _add_ranking(ranking, created, scores, trace)
+    for rid in created.keys() & favoured:
+        scores[rid] += FAVOUR_BONUS
+        if trace is not None:
+            trace.entry(rid)["favoured"] = FAVOUR_BONUS
 
     def shown(ordered: list[RowId]) -> list[float]:
         likely = [confidence.probability(coverage.get(r, 0.0), units.get(r), i) for i, r in enumerate(ordered)]

@@ -511,20 +511,21 @@ def workspaces_of(scope: Scope, ids: Sequence[Any], limit: int) -> list[tuple[st
         return [(str(name), int(n)) for name, n, _ in cursor.fetchall()]
 
 
-def sources(scope: Scope, ids: Sequence[Any], column: str) -> dict[Any, str]:
-    """``column`` (a record's ``source_id``, a turn's ``session_id``) of each of ``ids`` (rows of
-    ``scope``'s table), as text; a row whose value is null is left out."""
-    if not ids:
+def row_values(scope: Scope, ids: Sequence[Any], columns: Sequence[str]) -> dict[Any, tuple[str | None, ...]]:
+    """``columns`` (a record's ``source_id``, a turn's ``session_id`` or ``role``) of each of ``ids``
+    (rows of ``scope``'s table), as text (None where null), in one statement."""
+    if not ids or not columns:
         return {}
     table = scope.table
     wanted = [str(i) for i in ids]
+    selected = ", ".join(f'{table}."{column}"::text' for column in columns)
     statement = (
-        f'SELECT {table}.id, {table}."{column}"::text FROM {table}'  # noqa: S608 - names from the model
-        f' WHERE {table}.id = ANY(%s::{_id_type(ids)}[]) AND {table}."{column}" IS NOT NULL'
+        f"SELECT {table}.id, {selected} FROM {table}"  # noqa: S608 - names from the model
+        f" WHERE {table}.id = ANY(%s::{_id_type(ids)}[])"
     )
     with connections[scope.using].cursor() as cursor:
         cursor.execute(statement, [wanted])
-        return {row_id: str(value) for row_id, value in cursor.fetchall()}
+        return {row[0]: tuple(row[1:]) for row in cursor.fetchall()}
 
 
 def matched_terms(scope: Scope, ids: Sequence[Any], terms: Sequence[str]) -> dict[Any, tuple[list[str], list[str]]]:

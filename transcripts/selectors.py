@@ -171,6 +171,7 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
         context_weight=indexing.CONTEXT_WEIGHT,
         time_window=asked.window,
         source_column="session_id" if v["diversify"] else None,
+        favour=PERSONS_TURNS,
         trace=asked.trace,
     )
     results = present_hits(ranked, v["context"], _matched(asked.trace, candidates, ranked))
@@ -186,6 +187,12 @@ def session_search(*, principal: Principal, payload: Mapping[str, Any] | None) -
     )
     return asked.explained(answer)
 
+
+# The turns a session search favours: what the person said (role "user", or "human" as some
+# clients name it). An assistant's turns restate the question's topic at length and so match its
+# words well; the facts about the person (what they did, own, decided) are in their own turns,
+# often in passing (docs/sessions.md, "The person's own words").
+PERSONS_TURNS = search.Favour("role", frozenset({"user", "human"}))
 
 # A search names the caller's sessions by id up to this many (``named_sessions``).
 SESSIONS_NAMED = 2000

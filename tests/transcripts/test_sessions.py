@@ -493,3 +493,34 @@ def test_session_search_spreads_hits_over_sessions_explains_and_reads_time(
     assert timed["results"][0]["session"]["session_id"] == "quiet"
     assert "keyword in the time window" in timed["explain"]["rankings"]
     assert timed["results"][0]["explain"]["fused"] >= timed["results"][-1]["explain"]["fused"]
+
+
+def test_session_search_favours_what_the_person_said(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn said by the person (role "user" or "human", any case) gains ``FAVOUR_BONUS`` in the
+    fused score: the assistant's long restatement of the topic no longer comes before the
+    person's own words. The trace shows the bonus, and the fused score is the sum it shows."""
+    api = Api(tenancy.alice.key)
+    turns = [
+        {"position": 0, "role": "User", "content": "Can you review the nginx config for the API gateway, "
+         "the worker pool sizes and the certificate renewal cron job before Friday's release? By the way, "
+         "I moved our deploys to a blue-green setup last week."},
+        {"position": 1, "role": "assistant", "content": "Sure. A blue-green deploy setup keeps two deploy "
+         "environments, blue and green; each deploy goes to the idle one and the setup then moves the "
+         "traffic, so a deploy can be undone by moving it back."},
+        {"position": 2, "role": "human", "content": "And the deploy logs, where do they go?"},
+        {"position": 3, "role": "assistant", "content": "The deploy logs go to the journal."},
+    ]  # fmt: skip
+    upload(api, turns=turns)
+    query = {"query": "what deploy setup did I move to", "limit": 2, "diversify": False, "explain": True}
+    status, found = api.call("POST", "/sessions/search", query)
+    assert status == 200, found
+    assert [r["turn"]["position"] for r in found["results"]] == [0, 1]
+    mine, theirs = (r["explain"] for r in found["results"])
+    assert mine["favoured"] == search.FAVOUR_BONUS
+    assert "favoured" not in theirs
+    for entry in (mine, theirs):
+        summed = sum(r["weight"] * (r["z"] + r["tie_break"]) for r in entry["rankings"].values())
+        assert entry["fused"] == pytest.approx(summed + entry.get("favoured", 0.0), abs=1e-5)
+    monkeypatch.setattr(search, "FAVOUR_BONUS", 0.0)  # without the preference, the restatement wins
+    status, plain = api.call("POST", "/sessions/search", query)
+    assert [r["turn"]["position"] for r in plain["results"]] == [1, 0]
