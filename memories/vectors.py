@@ -173,8 +173,7 @@ def reembed_batch(backend: EmbeddingBackend, batch_size: int) -> int:
     if not rows:
         return 0
     vectors = backend.embed_documents([text for _, text in rows])
-    for (memory_id, _), vector in zip(rows, vectors, strict=True):
-        Memory.objects.filter(id=memory_id).update(embedding=vector, embedding_model=backend.model_id)
+    store_vectors(backend.model_id, [(memory_id, vector) for (memory_id, _), vector in zip(rows, vectors, strict=True)])
     return len(rows)
 
 
