@@ -461,7 +461,7 @@ def render(agent: dict[str, Any]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--turns", type=int, default=10_000, help="turns in the generated history (at least)")
     parser.add_argument("--calls", type=int, default=200, help="measured calls per tool and path")
     args = parser.parse_args()

@@ -236,7 +236,7 @@ def relation_size(name: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("var/bench-3m"))
+    common.add_data_dir(parser, "var/bench-3m")
     parser.add_argument("--size", type=int, required=True, help="records in the table when done")
     parser.add_argument("--project-size", type=int, default=1_000_000)
     parser.add_argument("--accounts", type=int, default=200, help="other accounts sharing the rest")

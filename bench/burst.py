@@ -45,10 +45,12 @@ def served_burst(data_dir: Path, calls: int, timeout: float) -> dict[str, Any]:
 
 
 def main() -> None:
+    from bench import common
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running MMW on loopback (default: serve one)")
     parser.add_argument("--key", help="an API key for --url")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    common.add_data_dir(parser, DEFAULT_DATA_DIR)
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=60.0)
     args = parser.parse_args()

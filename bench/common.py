@@ -8,6 +8,7 @@ records in bulk; every measured call goes through a real ``manage.py serve --no-
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import math
@@ -47,6 +48,14 @@ BENCH_PLAN = "bench-unlimited"
 STARTUP_TIMEOUT = 90.0
 
 _DJANGO_READY = False
+
+
+def add_data_dir(parser: argparse.ArgumentParser, default: Path | str = DEFAULT_DATA_DIR) -> None:
+    """``--data-dir``, where the bench keeps its database: ``MMW_DATA_DIR`` when set (the command
+    in each bench's docstring sets it), else ``default``. Before, most benches ignored
+    ``MMW_DATA_DIR`` and silently used their own default, so the two could disagree."""
+    chosen = Path(os.environ.get("MMW_DATA_DIR") or default)
+    parser.add_argument("--data-dir", type=Path, default=chosen, help=f"default: MMW_DATA_DIR or {default}")
 
 
 def log(message: str) -> None:

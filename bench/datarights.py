@@ -196,7 +196,7 @@ def run(data_dir: Path, records: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "var" / "bench-datarights")
+    common.add_data_dir(parser, ROOT / "var" / "bench-datarights")
     args = parser.parse_args()
     os.environ.setdefault("MMW_LOG_LEVEL", "WARNING")
     results = run(args.data_dir.resolve(), args.records)

@@ -295,7 +295,7 @@ def _unrelated(query: retrieval.Query) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 LoCoMo conversations instead of 5")
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--backend", default="use")
     parser.add_argument("--split", action="store_true", help="also the split check (split_check)")
     args = parser.parse_args()

@@ -255,7 +255,7 @@ def project_parser(description: str) -> argparse.ArgumentParser:
     """The arguments every bench on a goals project takes: ``--data-dir`` and ``--size`` (which
     ``goals-<size>`` project)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--size", type=int, default=100_000)
     return parser
 

@@ -54,7 +54,7 @@ def main() -> None:
         help="records (a user turn with its answer) or session turns (each turn alone)",
     )
     parser.add_argument("--others", action="store_true", help="LoCoMo dev and the multilingual set instead")
-    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme-cut"))
+    common.add_data_dir(parser, common.ROOT / "var" / "bench-lme-cut")
     args = parser.parse_args()
     cuts = [int(c) for c in args.cuts.split(",")]
     common.setup_django(Path(args.data_dir).resolve())  # memories.sequence reads the models

@@ -180,7 +180,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--processes", type=int, default=0, help="also: the turns in N worker processes at once")
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("MMW_DATA_DIR", "var/bench-lme")))
+    common.add_data_dir(parser, "var/bench-lme")
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
     from memories import vectors

@@ -257,7 +257,7 @@ def misses(qs: Sequence[Question], label: str, rankings: dict[str, list[str]]) -
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=None, help="the first N questions only")
-    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme"))
+    common.add_data_dir(parser, common.ROOT / "var" / "bench-lme")
     parser.add_argument("--out", default=str(common.OUT_DIR / "lme_retrieval.json"))
     parser.add_argument("--variant", default="", help="module.CONSTANT=value,... set for this run (A/B)")
     parser.add_argument("--misses", action="store_true", help="print each question an MMW path misses")

@@ -243,7 +243,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--passes", type=int, default=4)
-    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme-parts"))
+    common.add_data_dir(parser, common.ROOT / "var" / "bench-lme-parts")
     parser.add_argument("--explain", action="store_true")
     parser.add_argument("--cprofile", default="")
     parser.add_argument("--layout-ab", action="store_true")

@@ -436,7 +436,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--backend", default="use")
     parser.add_argument("--pending-probe", action=argparse.BooleanOptionalAction, default=True)
-    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench-lme-speed"))
+    common.add_data_dir(parser, common.ROOT / "var" / "bench-lme-speed")
     parser.add_argument("--out", default=str(common.OUT_DIR / "lme_speed.json"))
     args = parser.parse_args()
     result = run(args)

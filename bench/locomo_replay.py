@@ -30,7 +30,7 @@ from bench.lme_retrieval import apply_variant
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data-dir", default=str(common.ROOT / "var" / "bench"))
+    common.add_data_dir(parser, common.ROOT / "var" / "bench")
     parser.add_argument("--backend", default="use")
     parser.add_argument("--variant", default="", help="module.CONSTANT=value,... set for this run (A/B)")
     parser.add_argument("--misses", action="store_true", help="print each question missed at 5")

@@ -212,7 +212,7 @@ def cmd_unswap() -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("var/bench-3m"))
+    common.add_data_dir(parser, "var/bench-3m")
     parser.add_argument("action", choices=("build", "swap", "unswap", "drop"))
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--hnsw", choices=("goals", "all", "none"), default="goals")

@@ -74,7 +74,7 @@ def profile_one(name: str, call: Callable[[], Any], calls: int, show_sql: bool) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--only", nargs="+", help="operations to profile (default: all)")

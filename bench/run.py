@@ -57,7 +57,7 @@ FULL = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the minutes-long version (`make bench`)")
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument(
         "--only", choices=["retrieval", "latency", "ingest", "agent"], help="run one part (agent: only this way)"
     )

@@ -215,7 +215,7 @@ def rewrite_parts() -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=Path("var/bench-3m"))
+    common.add_data_dir(parser, "var/bench-3m")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--inserts", type=int, default=50, help="inserts per block and variant")
     parser.add_argument("--updates", type=int, default=5000)

@@ -738,7 +738,7 @@ def verdicts(result: dict[str, Any]) -> list[tuple[str, str, bool]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.ROOT / "var" / "scaleout")
+    common.add_data_dir(parser, common.ROOT / "var" / "scaleout")
     parser.add_argument("--load-seconds", type=float, default=12.0)
     parser.add_argument("--archive-wait", type=float, default=180.0)
     parser.add_argument("--balancer", choices=("haproxy", "python"), default="haproxy")

@@ -487,7 +487,7 @@ def variants_main(data_dir: Path, only: list[str] | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--weights", type=float, nargs="+", default=[0.0, 0.15, 0.3, 0.5])
     parser.add_argument("--variants", action="store_true", help="replay the ranking variants instead (see below)")
     parser.add_argument("--only", nargs="*", help="with --variants: only variants whose name contains one of these")

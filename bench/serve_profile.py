@@ -385,7 +385,7 @@ def render(result: dict[str, Any], command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=150)
     parser.add_argument("--mcp-seconds", type=float, default=10.0)

@@ -178,7 +178,7 @@ def ask_all(data: Loaded, weight: float, diversify: bool | None = None) -> dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--backend", default="use", help="embedding backend (default: the deployment default)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3], help="context weights to try")

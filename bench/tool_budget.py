@@ -124,7 +124,7 @@ def row(label: str, answer: dict[str, Any], measure: Callable[[dict[str, Any]], 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("MMW_DATA_DIR", common.DEFAULT_DATA_DIR)))
+    common.add_data_dir(parser)
     parser.add_argument("--no-peer", action="store_true", help="measure MMW only")
     parser.add_argument("--python", default=PYTHON_312, help="a Python >= 3.12 for the peer's virtualenv")
     parser.add_argument("--json", action="store_true", help="also print each listing's sizes as JSON")

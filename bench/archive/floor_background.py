@@ -81,7 +81,7 @@ def _docs_sentences() -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     args = parser.parse_args()
     common.setup_django(args.data_dir.resolve())
     from memories import search

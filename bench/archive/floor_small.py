@@ -137,7 +137,7 @@ def measure(data: retrieval.Dataset, extra: list[retrieval.Query], backend_name:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--backend", default="use")
     parser.add_argument("--multilingual", default="1,3,10,30,168", help="workspace sizes for the multilingual set")
     parser.add_argument("--locomo", default="10,30,100", help="workspace sizes for LoCoMo (2 conversations)")

@@ -36,7 +36,7 @@ from bench.common import log, markdown_table
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()

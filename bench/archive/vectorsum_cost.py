@@ -40,7 +40,7 @@ BLOCK = 20
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=common.DEFAULT_DATA_DIR)
+    common.add_data_dir(parser)
     parser.add_argument("--records", type=int, default=400, help="samples per setting and statement")
     parser.add_argument("--existing", type=int, default=2000)
     args = parser.parse_args()
