@@ -11,6 +11,8 @@ Contract (docs/reliability.md):
 - The embedded PostgreSQL is a daemon (pg_ctl), not a child: ``serve`` checks its postmaster every
   0.2 s (``postmaster.pid`` and ``/proc``) and starts it again, with the same backoff, when it is
   gone. It is left running when ``serve`` stops, as before (commands reuse it; ``make stop``).
+- The banner ("MMW is serving on …" and the ``quickstart`` line) is printed once the web server
+  accepts connections, never before: what it tells you to do next works when you read it.
 - SIGTERM/SIGINT: web, beat and worker get SIGTERM (SIGKILL after a grace period), the broker
   last, then ``serve`` exits 0.
 - No orphans, even if ``serve`` is SIGKILLed: each child is started with PR_SET_PDEATHSIG
@@ -26,6 +28,7 @@ import logging
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -48,6 +51,7 @@ logger = logging.getLogger("mmw.serve")
 GRACE_SECONDS = 10.0
 TICK_SECONDS = 0.2
 BROKER_READY_SECONDS = 10.0
+LISTEN_PROBE_SECONDS = 0.2
 
 
 @dataclass
@@ -195,15 +199,20 @@ class Command(BaseCommand):
             _wait_for_broker(broker)
         for child in children:
             child.start(time.monotonic())
-        self.stdout.write(_banner(host, port))
-        self.stdout.flush()
         supervised: list[Child | PostgresWatch] = [*([broker] if broker else []), *children]
         if postgres is not None:
             supervised.insert(0, postgres)
+        announced = False
         while not stopping.is_set():
             now = time.monotonic()
             for unit in supervised:
                 unit.step(now)
+            if not announced and _listening(host, port):
+                # Only now: whoever follows the banner (a person, a script, the quickstart it
+                # prints) finds the web server answering, not a refused connection.
+                self.stdout.write(_banner(host, port))
+                self.stdout.flush()
+                announced = True
             stopping.wait(TICK_SECONDS)
         _terminate(children)
         if broker is not None:
@@ -265,6 +274,17 @@ def _web(host: str, port: int, workers: int) -> list[str]:
         # own handling would believe it from 127.0.0.1, i.e. from anyone behind a local proxy.
         "--no-proxy-headers",
     ]  # fmt: skip
+
+
+def _listening(host: str, port: int) -> bool:
+    """Whether the web server accepts connections on ``host:port`` yet (uvicorn binds after the
+    application has loaded). A wildcard host is asked on loopback."""
+    target = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)  # noqa: S104
+    try:
+        with socket.create_connection((target, port), timeout=LISTEN_PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
 
 
 def _terminate(children: list[Child]) -> None:
