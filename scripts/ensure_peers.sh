@@ -3,7 +3,7 @@
 # var/peers (git-ignored), for tests/datarights/test_import_from_peers.py: the importers are tested
 # on files these libraries write. mem0ai and the Supermemory SDK go to var/peers/py (any Python
 # >= 3.10); basic-memory needs Python >= 3.12 and goes to var/peers/basic-memory. Idempotent; fails
-# loudly when it cannot install (the test must run, not skip).
+# loudly when it cannot install (the test must run, not skip). Safe to run twice at once.
 set -euo pipefail
 MEM0_VERSION="2.2.1"
 SUPERMEMORY_VERSION="5.0.1"
@@ -11,6 +11,10 @@ BASIC_MEMORY_VERSION="0.24.1"
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 DEST="$HERE/var/peers"
 mkdir -p "$DEST"
+# One install at a time: `make pytest` starts this in the background while the fast pass runs
+# (the downloads take minutes and need no CPU), and the test's own call waits here for it.
+exec 9>"$DEST/.lock"
+flock 9
 
 installed() {  # installed VENV PACKAGE VERSION
   [ -x "$1/bin/python" ] && "$1/bin/python" -m pip show "$2" 2>/dev/null | grep -qx "Version: $3"
