@@ -50,12 +50,16 @@ STARTUP_TIMEOUT = 90.0
 _DJANGO_READY = False
 
 
+def data_dir(default: Path | str = DEFAULT_DATA_DIR) -> Path:
+    """Where a bench keeps its database: ``MMW_DATA_DIR`` when set (the command in each bench's
+    docstring sets it), else ``default``."""
+    return Path(os.environ.get("MMW_DATA_DIR") or default)
+
+
 def add_data_dir(parser: argparse.ArgumentParser, default: Path | str = DEFAULT_DATA_DIR) -> None:
-    """``--data-dir``, where the bench keeps its database: ``MMW_DATA_DIR`` when set (the command
-    in each bench's docstring sets it), else ``default``. Before, most benches ignored
+    """``--data-dir``, defaulting to :func:`data_dir`. Before, most benches ignored
     ``MMW_DATA_DIR`` and silently used their own default, so the two could disagree."""
-    chosen = Path(os.environ.get("MMW_DATA_DIR") or default)
-    parser.add_argument("--data-dir", type=Path, default=chosen, help=f"default: MMW_DATA_DIR or {default}")
+    parser.add_argument("--data-dir", type=Path, default=data_dir(default), help=f"default: MMW_DATA_DIR or {default}")
 
 
 def log(message: str) -> None:

@@ -179,7 +179,7 @@ def evaluate(lists: Lists, name: str, half: int, score: Callable[[Row], float]) 
 
 
 def main() -> None:
-    common.setup_django(Path(os.environ.get("MMW_DATA_DIR", common.ROOT / "var" / "bench")))
+    common.setup_django(common.data_dir())
     from memories import confidence
 
     lists: Lists = {}

@@ -41,7 +41,7 @@ PREVIOUS_FLOOR = SimpleNamespace(answer_from=0.5, keep_from=0.25)
 
 def setup() -> None:
     """Django configured (memories.search imports models), without a database or migrations."""
-    env = common.bench_environment(Path(os.environ.get("MMW_DATA_DIR", common.DEFAULT_DATA_DIR)))
+    env = common.bench_environment(common.data_dir())
     os.environ.update({k: v for k, v in env.items() if k.startswith(("MMW_", "DJANGO_"))})
     import django
 
