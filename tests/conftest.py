@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from django.urls import get_resolver
 
 from accounts import services
 from accounts.models import Account, Project, User
@@ -21,6 +22,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """The .mo files are git-ignored: a fresh clone's first run (or a .po edited since) compiles
     them before any page is rendered (make test does it too; each xdist worker may, atomically)."""
     catalogues.compile_catalogues()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _urls_loaded() -> None:
+    """Import every view before any test runs, as a served process has by its first answer. A view
+    module imports its selectors by name; imported for the first time while a test has one
+    monkeypatched (tests/mmw/test_boundary.py's ``explode``), it would keep the patch for the rest
+    of the session and fail later tests with a 500 (seen once the slow pass ran on two workers)."""
+    get_resolver().url_patterns  # noqa: B018 -- the import is the point
 
 
 @dataclass

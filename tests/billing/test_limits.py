@@ -3,7 +3,6 @@ calls per minute per key and per project (429 + Retry-After), on both counter st
 
 from __future__ import annotations
 
-import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from threading import Barrier
@@ -173,7 +172,7 @@ def redis_cache(settings: Any) -> None:
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ.get("MMW_TEST_BROKER_URL", "redis://127.0.0.1:6379/15"),
+            "LOCATION": str(settings.CELERY_BROKER_URL),
             "KEY_PREFIX": f"mmw-test-{uuid.uuid4().hex}",
         }
     }
