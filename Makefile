@@ -45,6 +45,7 @@ typecheck: venv
 pytest: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_conformance.sh
+	bash scripts/ensure_haproxy.sh  # the shipped deploy/haproxy.cfg is tested behind a real haproxy
 	$(PY) -c "from mmw import catalogues; catalogues.compile_catalogues()"
 	# The peers' libraries (minutes of downloads, little CPU) install while the fast pass runs;
 	# their test waits for the install (scripts/ensure_peers.sh takes a lock) and fails with it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's haproxy for `make bench-scaleout` where it is missing (the bench runs the
+# Installs Debian's haproxy for `make bench-scaleout` and `make test` where it is missing (the bench runs the
 # production layout of docs/deploy.md behind it, with deploy/haproxy.cfg). Idempotent; needs root
 # (or sudo) only when it has to install. The installed service is not started (the bench runs its
 # own haproxy in the foreground on a free loopback port).

@@ -238,7 +238,7 @@ def haproxy(live_server: LiveServer, tmp_path: Path) -> Iterator[str]:
     """Debian's haproxy with ``deploy/haproxy.cfg`` in front of the live server (the config
     rewritten as ``bench/scaleout.py`` does: its port and one server); its URL."""
     if shutil.which("haproxy") is None:
-        pytest.skip("haproxy is not installed (scripts/ensure_haproxy.sh)")
+        pytest.fail("haproxy is not installed: make test installs it (scripts/ensure_haproxy.sh)")
     port = free_port()
     config = tmp_path / "haproxy.cfg"
     config.write_text(haproxy_config(port, [int(live_server.url.rsplit(":", 1)[1])]))
