@@ -6,6 +6,7 @@ organisation; Charlie has his own personal account and no access to Alice's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -31,6 +32,19 @@ def _urls_loaded() -> None:
     monkeypatched (tests/mmw/test_boundary.py's ``explode``), it would keep the patch for the rest
     of the session and fail later tests with a 500 (seen once the slow pass ran on two workers)."""
     get_resolver().url_patterns  # noqa: B018 -- the import is the point
+
+
+@pytest.fixture(autouse=True)
+def _celery_worker_settled(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test with a Celery worker ends once that worker is idle (``CeleryWorker.settle``). Set up
+    after pytest-django's database fixture (an autouse fixture of a plugin comes first), so torn
+    down before it empties the database."""
+    if "celery_worker" not in request.fixturenames:
+        yield
+        return
+    worker = request.getfixturevalue("celery_worker")
+    yield
+    worker.settle()
 
 
 @dataclass

@@ -43,6 +43,7 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
+SETTLE_TIMEOUT = 60.0
 _OUTCOME = re.compile(r"archivist ([0-9a-f-]{36}): (.+?)\s*$")
 _SUCCEEDED = re.compile(r"Task ([\w.]+)\[[0-9a-f-]+\] succeeded in [\d.]+s: (.*?)\s*$")
 _MESSAGE_SEPARATOR = "\n" + "-" * 79 + "\n"
@@ -116,6 +117,23 @@ class CeleryWorker:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(STOP_TIMEOUT)
+
+    def busy(self) -> bool:
+        """Whether the broker still holds work for this worker: a message queued, or one delivered
+        and not yet acknowledged (tasks acknowledge late, so one running is still in ``unacked``)."""
+        broker = redis.Redis.from_url(str(settings.CELERY_BROKER_URL))
+        queued = sum(int(broker.llen(key)) for key in broker.scan_iter() if broker.type(key) == b"list")
+        return queued > 0 or int(broker.hlen("unacked")) > 0
+
+    def settle(self, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Wait (at most ``timeout`` s) until a live worker has nothing queued or running. A test
+        ends with it: the database is emptied after each transactional test, and TRUNCATE beside a
+        task still writing (the archivist after an import) deadlocked the teardown once."""
+        deadline = time.monotonic() + timeout
+        while self.process is not None and self.process.poll() is None and time.monotonic() < deadline:
+            if not self.busy():
+                return
+            time.sleep(0.1)
 
     def log_text(self) -> str:
         return "\n".join(log.read_text(errors="replace") for log in self.logs if log.exists())
