@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs Debian's haproxy for `make bench-scaleout` and `make test` where it is missing (the bench runs the
-# production layout of docs/deploy.md behind it, with deploy/haproxy.cfg). Idempotent; needs root
-# (or sudo) only when it has to install. The installed service is not started (the bench runs its
-# own haproxy in the foreground on a free loopback port).
+# Installs Debian's haproxy for `make bench-scaleout` and `make test` where it is missing (the
+# bench runs the production layout of docs/deploy.md behind it, with deploy/haproxy.cfg; a test
+# puts it in front of a live server). Idempotent; needs root (or sudo) only when it has to
+# install. The installed service is not started (the bench and the test run their own haproxy in
+# the foreground on a free loopback port).
 set -euo pipefail
 if command -v haproxy >/dev/null; then exit 0; fi
 SUDO=""
