@@ -40,8 +40,9 @@ typecheck: venv
 # test-fast, each xdist worker on its own test database and its own Redis database,
 # mmw/settings/test.py), then the "slow" ones on at most 4 workers, a test file to a worker (its
 # module-scoped Celery worker or server stays with it; servers take free ports, each worker has
-# its own browser). Measured 2026-12-06 on 2 cores: the slow pass 7.6 min on two workers, against
-# 27 min one at a time in the CI run before. Both passes run, and both must pass.
+# its own browser). Measured 2026-12-06 on 2 cores: the slow pass 6.8-7.8 min on two workers,
+# against 11.5 min one at a time on the same quiet machine (27 min in CI the day before). Both
+# passes run, and both must pass.
 pytest: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_conformance.sh
@@ -57,13 +58,11 @@ pytest: venv
 
 test: lint typecheck pytest
 
-# The inner loop (about 5 minutes on 2 cores): lint and the tests that start no server, process or
-# browser (not "slow"; tests/conftest.py marks every test using such a fixture), on a kept test
-# database, spread over every core (pytest-xdist; each worker has its own test database;
-# "worksteal" hands an idle worker the other's queued tests). Measured 2026-12-05: 240-281 s wall
-# for ~3,470 tests at load average 4-5 (other jobs running beside it); 590 s at load 9-16; 1,271 s
-# (3,466 tests, -n 2, test databases created afresh) at load 12-20 the same day; 270 s for 3,553
-# tests in a fresh clone's make test at load 4-5. Bytecode is
+# The inner loop: lint and the tests that start no server, process or browser (not "slow";
+# tests/conftest.py marks every test using such a fixture), on a kept test database, spread over
+# every core (pytest-xdist; each worker has its own test database; "worksteal" hands an idle
+# worker the other's queued tests). 3,577 tests in 2.0-2.5 min on 2 cores on a quiet machine
+# (2026-12-06); the time grows about with the load average (4-5 min at load 4-5). Bytecode is
 # cached even where the shell sets PYTHONDONTWRITEBYTECODE: otherwise pytest re-rewrites the asserts
 # of every test module and of every plugin's package (hypothesis, faker, schemathesis) on each run,
 # about 4 s of CPU (__pycache__ is git-ignored).
