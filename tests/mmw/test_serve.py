@@ -62,7 +62,14 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
                 proc.wait(timeout=30)
                 pytest.fail(f"serve printed no banner: {log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.1)
-        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code == 200
+        # Answered at once (no refused connection); 200 once the first database and broker
+        # connections are open, which /healthz's 0.8 s deadline may not allow the very first time.
+        status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code
+        while status != 200 and time.monotonic() < deadline:
+            assert status == 503, status
+            time.sleep(0.3)
+            status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code
+        assert status == 200
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 4, "web, worker, the imports worker and beat must all be running"
         # The web process pools its connections (mmw/asgi.py): 40 concurrent database calls,
@@ -80,6 +87,27 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
     assert "manage.py quickstart" in output
     for pid in children:
         assert subprocess.run(["kill", "-0", pid], capture_output=True).returncode != 0, output[-2000:]
+
+
+@pytest.mark.slow  # runs manage.py serve in a process of its own
+def test_serve_refuses_a_port_already_in_use() -> None:
+    """Before anything starts: else uvicorn would fail to bind for ever and the banner would point
+    at whatever holds the port."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mmw.settings.test"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        try:
+            _, err = proc.communicate(timeout=60)
+        finally:
+            kill_group(proc)  # a serve that did not refuse must not outlive the test
+    assert proc.returncode != 0
+    assert f"127.0.0.1:{port} is already in use" in err.decode(), err.decode()[-2000:]
 
 
 def test_backoff_doubles_to_a_ceiling_and_resets_after_a_stable_run() -> None:

@@ -12,7 +12,9 @@ Contract (docs/reliability.md):
   0.2 s (``postmaster.pid`` and ``/proc``) and starts it again, with the same backoff, when it is
   gone. It is left running when ``serve`` stops, as before (commands reuse it; ``make stop``).
 - The banner ("MMW is serving on …" and the ``quickstart`` line) is printed once the web server
-  accepts connections, never before: what it tells you to do next works when you read it.
+  accepts connections, never before: what it tells you to do next works when you read it. A
+  port already in use when ``serve`` starts is refused (``CommandError``), so what accepts the
+  connections later is MMW's own web server.
 - SIGTERM/SIGINT: web, beat and worker get SIGTERM (SIGKILL after a grace period), the broker
   last, then ``serve`` exits 0.
 - No orphans, even if ``serve`` is SIGKILLed: each child is started with PR_SET_PDEATHSIG
@@ -41,7 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mmw import embedded_pg, embedded_redis
 from mmw.lifeline import die_with_parent
@@ -100,6 +102,9 @@ class Child:
         )  # fmt: skip
         self.proc = None
         self.due = now + delay
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def start(self, now: float) -> None:
         self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and binaries
@@ -181,6 +186,14 @@ class Command(BaseCommand):
         parser.add_argument("--web-workers", type=int, default=1)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        host, port = options["host"], options["port"]
+        if _listening(host, port):
+            # uvicorn would fail to bind and be restarted for ever, and the banner would point at
+            # whatever holds the port.
+            raise CommandError(
+                f"{host}:{port} is already in use (another MMW, or another server): stop it, or "
+                "serve on another port (MMW_PORT=... make run, or --port)"
+            )
         stopping = threading.Event()
 
         def _stop(signum: int, frame: FrameType | None) -> None:
@@ -188,7 +201,6 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
-        host, port = options["host"], options["port"]
         postgres = None if settings.DATABASE_URL else PostgresWatch(settings.DATA_DIR / "pg", _child_env())
         if postgres is not None:
             _start_postgres(postgres.pgdata)
@@ -202,12 +214,12 @@ class Command(BaseCommand):
         supervised: list[Child | PostgresWatch] = [*([broker] if broker else []), *children]
         if postgres is not None:
             supervised.insert(0, postgres)
-        announced = False
+        web, announced = children[0], False  # _children lists the web server first
         while not stopping.is_set():
             now = time.monotonic()
             for unit in supervised:
                 unit.step(now)
-            if not announced and _listening(host, port):
+            if not announced and web.running() and _listening(host, port):
                 # Only now: whoever follows the banner (a person, a script, the quickstart it
                 # prints) finds the web server answering, not a refused connection.
                 self.stdout.write(_banner(host, port))
