@@ -73,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 from bench.common import log
-from tests.haproxy import haproxy_config
+from tests.haproxy import haproxy_binary, haproxy_config
 
 RATE_LIMIT = 30
 RATE_CALLS = 40
@@ -194,7 +194,10 @@ class Deployment:
         if self.balancer == "haproxy":
             config = self.data_dir / "haproxy.cfg"
             config.write_text(haproxy_config(self.proxy_port, list(self.webs)))
-            self.others.append(self.spawn("haproxy", ["haproxy", "-db", "-f", str(config)]))
+            binary = haproxy_binary()
+            if binary is None:
+                raise SystemExit("haproxy is not installed: bash scripts/ensure_haproxy.sh")
+            self.others.append(self.spawn("haproxy", [binary, "-db", "-f", str(config)]))
         else:
             proxy = subprocess.Popen(
                 [py, __file__, "--proxy", str(self.proxy_port), *map(str, self.webs)],

@@ -5,10 +5,11 @@
 # install. The installed service is not started (the bench and the test run their own haproxy in
 # the foreground on a free loopback port).
 set -euo pipefail
-if command -v haproxy >/dev/null; then exit 0; fi
+# Debian puts it in /usr/sbin, which is not on a normal user's PATH.
+if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then exit 0; fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends haproxy >/dev/null
-haproxy -v | head -1
+"$(command -v haproxy || echo /usr/sbin/haproxy)" -v | head -1

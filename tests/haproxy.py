@@ -4,9 +4,15 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 HAPROXY_CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg"
+
+
+def haproxy_binary() -> str | None:
+    """Where haproxy is: on PATH, or Debian's ``/usr/sbin``, which a normal user's PATH lacks."""
+    return shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
 
 
 def haproxy_config(port: int, webs: list[int]) -> str:

@@ -14,7 +14,9 @@ from mmw.settings.base import *  # noqa: E402,F403
 # Each pytest-xdist worker (gw0, gw1, ...) has a Redis database of its own, 15 counting down, as
 # it has a test database of its own: a Celery worker one of them starts must not take the other's
 # tasks (their records are not in its database). Processes a test starts inherit
-# PYTEST_XDIST_WORKER, so they land on the same one; MMW_TEST_BROKER_URL, when set, wins.
+# PYTEST_XDIST_WORKER, so they land on the same one; MMW_TEST_BROKER_URL, when set, wins. Taken:
+# 15 down to 4 (twelve workers; more share), 2 (tests/mmw/test_task_logs.py); the docs' commands
+# that may run beside `make test` use 3.
 _XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 CELERY_BROKER_URL = os.environ.get("MMW_TEST_BROKER_URL") or f"redis://127.0.0.1:6379/{15 - _XDIST_INDEX % 12}"
 MMW_WARM_MODELS = False  # tests pick their model per test; loading the default in the background only costs CPU

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import ipaddress
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -30,7 +29,7 @@ from accounts.management.commands import serve
 from mmw.client_address import REWRITTEN_TEXT, ClientAddress, client_address
 from mmw.env import env_networks
 from tests import live
-from tests.haproxy import haproxy_config
+from tests.haproxy import haproxy_binary, haproxy_config
 from tests.live import LiveServer
 
 
@@ -237,12 +236,13 @@ def test_every_shipped_uvicorn_command_leaves_forwarded_for_to_mmw() -> None:
 def haproxy(live_server: LiveServer, tmp_path: Path) -> Iterator[str]:
     """Debian's haproxy with ``deploy/haproxy.cfg`` in front of the live server (the config
     rewritten as ``bench/scaleout.py`` does: its port and one server); its URL."""
-    if shutil.which("haproxy") is None:
+    binary = haproxy_binary()
+    if binary is None:
         pytest.fail("haproxy is not installed: make test installs it (scripts/ensure_haproxy.sh)")
     port = free_port()
     config = tmp_path / "haproxy.cfg"
     config.write_text(haproxy_config(port, [int(live_server.url.rsplit(":", 1)[1])]))
-    proc = subprocess.Popen(["haproxy", "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     try:
