@@ -129,9 +129,12 @@ class CeleryWorker:
         """Wait (at most ``timeout`` s) until a live worker has nothing queued or running. A test
         ends with it: the database is emptied after each transactional test, and TRUNCATE beside a
         task still writing (the archivist after an import) deadlocked the teardown once."""
-        deadline = time.monotonic() + timeout
+        deadline, idle = time.monotonic() + timeout, 0
         while self.process is not None and self.process.poll() is None and time.monotonic() < deadline:
-            if not self.busy():
+            # Twice in a row: a message is popped from its queue a moment before it is recorded
+            # as unacknowledged, and one look could fall in between.
+            idle = 0 if self.busy() else idle + 1
+            if idle == 2:
                 return
             time.sleep(0.1)
 
