@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import httpx
 import pytest
 
 from accounts.management.commands.serve import quickstart_command
-from tests.mmw.test_serve import free_port, kill_group
+from tests.mmw.test_serve import free_port, kill_group, wait_in_log
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ".venv/bin/python manage.py quickstart --email you@example.com"
@@ -95,11 +94,7 @@ def test_make_run_with_a_data_dir_and_a_port_prints_a_quickstart_that_works_in_a
     port = free_port()
     try:
         with serving(data_dir, port) as (proc, log):
-            deadline = time.monotonic() + 180
-            while "--email you@example.com" not in log.read_text(errors="replace"):
-                assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
-                assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
-                time.sleep(0.3)
+            wait_in_log(proc, log, "--email you@example.com", 180)
             printed = re.search(r"^  (.*manage\.py quickstart.*)$", log.read_text(), re.MULTILINE)
             assert printed is not None
             fresh = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root")}  # another terminal

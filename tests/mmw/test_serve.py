@@ -28,6 +28,17 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+def wait_in_log(proc: subprocess.Popen[bytes], log: Path, text: str, timeout: float) -> float:
+    """Wait until ``text`` appears in a serve's ``log``; fail with the log's tail if the process
+    exits first or ``timeout`` s pass. Returns the deadline, for what the test waits on next."""
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+        assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+        time.sleep(0.1)
+    return deadline
+
+
 def concurrent_healthz(url: str, calls: int) -> list[int]:
     async def go() -> list[int]:
         async with httpx.AsyncClient(timeout=30) as client:
@@ -54,16 +65,10 @@ def test_serve_answers_healthz_and_stops_web_worker_and_beat_together(tmp_path: 
             start_new_session=True,
         )
     try:
-        # The banner is the promise: once it is printed, the first request is answered (no retry).
-        deadline = time.monotonic() + 120
-        while "MMW is serving on" not in log.read_text(errors="replace"):
-            if time.monotonic() > deadline or proc.poll() is not None:
-                kill_group(proc)
-                proc.wait(timeout=30)
-                pytest.fail(f"serve printed no banner: {log.read_text(errors='replace')[-3000:]}")
-            time.sleep(0.1)
-        # Answered at once (no refused connection); 200 once the first database and broker
+        # The banner is the promise: once it is printed, the first request is answered (no
+        # refused connection, no retry on one); 200 once the first database and broker
         # connections are open, which /healthz's 0.8 s deadline may not allow the very first time.
+        deadline = wait_in_log(proc, log, "MMW is serving on", 120)
         status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code
         while status != 200 and time.monotonic() < deadline:
             assert status == 503, status
