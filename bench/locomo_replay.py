@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--backend", default="use")
     parser.add_argument("--variant", default="", help="module.CONSTANT=value,... set for this run (A/B)")
     parser.add_argument("--misses", action="store_true", help="print each question missed at 5")
+    parser.add_argument("--rerank", action="store_true", help="ask with rerank: true")
     args = parser.parse_args()
     common.setup_django(Path(args.data_dir))
     variant = apply_variant(args.variant)
@@ -63,7 +64,8 @@ def main() -> None:
     rankings: dict[str, list[str]] = {}
     for q in data.queries:
         answer: Any = selectors.memory_search(
-            principal=who, payload={"query": q.text, "workspace": q.workspace, "limit": retrieval.LIMIT}
+            principal=who,
+            payload={"query": q.text, "workspace": q.workspace, "limit": retrieval.LIMIT, "rerank": args.rerank},
         )
         rankings[q.qid] = [ids.get(r["id"], "?") for r in answer["results"]]
         if args.misses and not set(rankings[q.qid][:5]) & q.relevant:

@@ -158,6 +158,8 @@ class MMWRun:
     failures: list[str]
     retries: list[str]
     vectors_loaded_by_bench: bool
+    reranked: dict[str, list[str]]  # the same questions asked with ``rerank: true``
+    rerank_seconds: float
 
 
 def _per_thread(url: str, key: str) -> Callable[[], common.Rest]:
@@ -225,13 +227,22 @@ def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend
     if bench_vectors:
         fill_vectors(list(ids), backend)
 
-    def ask(query: Query) -> tuple[str, list[str]]:
-        answer = client().search({"query": query.text, "workspace": query.workspace, "limit": LIMIT})
+    applied: list[bool] = []
+
+    def ask(query: Query, rerank: bool = False) -> tuple[str, list[str]]:
+        body = {"query": query.text, "workspace": query.workspace, "limit": LIMIT}
+        answer = client().search({**body, "rerank": True} if rerank else body)
+        if rerank:
+            applied.append(answer["rerank"]["applied"])
         return query.qid, [ids.get(r["id"], "?") for r in answer["results"]]
 
     with common.stopwatch() as query_time, ThreadPoolExecutor(QUERY_WORKERS) as pool:
         rankings = dict(pool.map(ask, data.queries))
-    return MMWRun(rankings, load_seconds, query_time(), failures, retries, bench_vectors)
+    # The same questions again with ``rerank: true`` (the cross-encoder's second stage).
+    with common.stopwatch() as rerank_time, ThreadPoolExecutor(QUERY_WORKERS) as pool:
+        reranked = dict(pool.map(lambda q: ask(q, rerank=True), data.queries))
+    log(f"{data.name}: asked again with rerank in {rerank_time():.1f}s, applied to {sum(applied)} of {len(applied)}")
+    return MMWRun(rankings, load_seconds, query_time(), failures, retries, bench_vectors, reranked, rerank_time())
 
 
 def fill_vectors(memory_ids: Sequence[str], backend: Any, batch: int = 128) -> None:
@@ -352,6 +363,10 @@ def evaluate(
             "server_errors_retried": len(run.retries),
             "server_errors_sample": sorted({r.split(": ", 1)[1][:160] for r in run.retries})[:5],
         }
+        log(f"{data.name}: {label}: {systems[label]['all']}")
+        label = f"MMW hybrid + rerank ({backend})"
+        systems[label] = breakdown(data, run.reranked)
+        details[label] = {"query_seconds": round(run.rerank_seconds, 1)}
         log(f"{data.name}: {label}: {systems[label]['all']}")
     systems["BM25 alone"] = breakdown(data, bm25_rankings(data))
     log(f"{data.name}: BM25 alone: {systems['BM25 alone']['all']}")

@@ -296,6 +296,9 @@ def _retrieval_tables(block: dict[str, Any]) -> list[str]:
         lines += ["R@5 by LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):", ""]
         lines += [markdown_table(["system", *categories], rows), ""]
     for name, d in block.get("details", {}).items():
+        if "load_seconds" not in d:  # the same records asked again (``rerank``)
+            lines.append(f"- {name}: the same records asked again in {d['query_seconds']} s")
+            continue
         lines.append(
             f"- {name}: stored by REST in {d['load_seconds']} s, queried in {d['query_seconds']} s, "
             f"{d['not_stored_count']} records not stored, {d['server_errors_retried']} server errors retried "

@@ -45,6 +45,17 @@ ERROR: Schema = {
 # explain's traces (memories/explain.py): their inner shape is documented in docs/search.md.
 EXPLAIN_ROW: Schema = {"type": "object", "description": "Why a result ranked (docs/search.md)."}
 EXPLAIN: Schema = {"type": "object", "description": "With explain: true: what ranked and what the floor cut."}
+RERANKED: Schema = {
+    "type": "object",
+    "description": "With rerank: true: whether the cross-encoder reordered the results (docs/search.md).",
+    "properties": {
+        "applied": {"type": "boolean"},
+        "reason": {"type": ["string", "null"], "description": "Why not: not English, busy, unavailable…"},
+        "candidates": {"type": "integer"},
+        "model": {"type": "string"},
+    },
+    "required": ["applied", "reason", "candidates", "model"],
+}
 TIME_WINDOW: Schema = {
     "type": ["object", "null"],
     "description": "The time the query's words point to, read against now; null when none.",

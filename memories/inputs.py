@@ -259,7 +259,7 @@ UNTIL = Param(
 MIN_SCORE = Param(
     "min_score",
     "number",
-    "Minimum score (default: a calibrated floor; 0: all ranked).",
+    "Minimum score (default: calibrated floor; 0: all).",
     details="The floor leaves out what merely shares a common word or a vague meaning with the query.",
     minimum=0.0,
     maximum=1.0,
@@ -287,6 +287,15 @@ DIVERSIFY = Param(
     "boolean",
     "Spread results over sources.",
     details="Each source_id's best result before any source's second, unless that second is clearly better.",
+    default=False,
+    nullable=False,
+    named=True,
+)
+RERANK = Param(
+    "rerank",
+    "boolean",
+    "Rerank the top 20 (English; ~0.2 s).",
+    details="A cross-encoder reorders the first 20 results; the answer's rerank says whether it ran.",
     default=False,
     nullable=False,
     named=True,
@@ -339,7 +348,7 @@ SEARCH: tuple[Param, ...] = (
     Param(
         "current_source_hash",
         "string",
-        "With source_id: its current hash (other hashes come back stale).",
+        "With source_id: its current hash (others come back stale).",
         max_length=KEY_CHARS,
     ),
     Param(
@@ -355,6 +364,7 @@ SEARCH: tuple[Param, ...] = (
     NOW,
     EXPLAIN,
     DIVERSIFY,
+    RERANK,
 )
 
 # A listing without a query (the dashboard's record browser): search's workspace and filters,
@@ -362,7 +372,7 @@ SEARCH: tuple[Param, ...] = (
 LIST: tuple[Param, ...] = tuple(
     p
     for p in SEARCH
-    if p.name not in {"query", "limit", "current_source_hash", "min_score", "now", "explain", "diversify"}
+    if p.name not in {"query", "limit", "current_source_hash", "min_score", "now", "explain", "diversify", "rerank"}
 )
 
 FORGET: tuple[Param, ...] = (

@@ -173,7 +173,8 @@ class Found(Envelope):
     workspaces with results (else empty); ``time_window``:
     the time the query is about, when it says one; ``pending_vectors``: records of the searched
     scope stored but not embedded yet (found by keywords only until then, so a miss may be
-    temporary; at most ``selectors.PENDING_COUNT_MAX``); ``explain``: with ``explain: true``, what ranked."""
+    temporary; at most ``selectors.PENDING_COUNT_MAX``); ``explain``: with ``explain: true``, what ranked;
+    ``rerank``: with ``rerank: true``, whether the cross-encoder reordered the results, and if not why."""
 
     query: str
     results: list[Record]
@@ -181,6 +182,7 @@ class Found(Envelope):
     time_window: TimeWindowShown | None
     pending_vectors: int
     explain: NotRequired[dict[str, Any]]
+    rerank: NotRequired[dict[str, Any]]
 
 
 class Got(Envelope):

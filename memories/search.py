@@ -34,7 +34,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from psycopg_pool import ConnectionPool
 
-from memories import confidence, explain, recency, sequence, sql, timewords, vectors, words
+from memories import confidence, explain, recency, rerank, sequence, sql, timewords, vectors, words
 from memories.dense import COSINE_SCALES as COSINE_SCALES
 from memories.dense import Candidate as Candidate
 from memories.dense import CosineScale as CosineScale
@@ -211,12 +211,15 @@ def hybrid_hits(
     diversify: bool = False,
     trace: explain.Trace | None = None,
     stats_of: StatsOf | None = None,
+    reranked: rerank.Request | None = None,
 ) -> list[Hit]:
     """The best ``limit`` records of ``candidates`` (records of project ``project_id``) for
     ``query``, by meaning and by keywords, best first, loaded as ``present`` reads them
     (``sql.presented``); only what passes ``floor``. ``time_window``, ``diversify`` (over
     ``source_id``) and ``trace``: see ``hybrid_ranking``. ``stats_of``: the project's term
-    statistics as the caller reads them (default: ``project_stats``, read once for this search)."""
+    statistics as the caller reads them (default: ``project_stats``, read once for this search).
+    ``reranked``: the first ``rerank.DEPTH`` kept are reordered by the cross-encoder reading their
+    ``content`` (``memories.rerank``); what became of it is recorded in the request."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -231,6 +234,7 @@ def hybrid_hits(
         time_window=time_window,
         source_column="source_id" if diversify else None,
         trace=trace,
+        reranked=reranked,
     )
     loaded: dict[Any, Memory] = sql.presented(scope, [c.id for c in winners])
     return [Hit(loaded[c.id], c.score, c.relevance, c.confidence) for c in winners if c.id in loaded]
@@ -249,6 +253,7 @@ def hybrid_ranking(
     source_column: str | None = None,
     favour: Favour | None = None,
     trace: explain.Trace | None = None,
+    reranked: rerank.Request | None = None,
 ) -> list[Candidate]:
     """The fused ranking of ``candidates`` (any table of the shape above) for ``query``: keyword
     hits weighted by ``stats_of``'s IDF (with ``context_weight``, also matches in a row's
@@ -259,7 +264,8 @@ def hybrid_ranking(
     also rank the rows whose ``occurred_at`` falls in it, and the fusion counts those rankings at
     ``TIME_WEIGHT`` each — a soft preference: rows outside the window are ranked down, not out.
     ``source_column``: the results are spread over its values (``diversified``). ``favour``: the
-    rows it names gain ``FAVOUR_BONUS``. ``trace``: what ranked, for ``explain``."""
+    rows it names gain ``FAVOUR_BONUS``. ``trace``: what ranked, for ``explain``. ``reranked``: the
+    first ``rerank.DEPTH`` kept are reordered by the cross-encoder on their ``content`` column."""
     scope = _scope(candidates)
     if scope is None:
         return []
@@ -280,7 +286,21 @@ def hybrid_ranking(
     sources, favoured = _row_facts(scope, rankings, source_column, favour)
     if trace is not None:
         trace.notes["terms"] = words.keyword_terms(query)
-    return fuse(rankings, limit, floor, sources=sources, favoured=favoured, trace=trace)
+    reorder = _reorder(scope, query, reranked) if reranked is not None else None
+    return fuse(rankings, limit, floor, sources=sources, favoured=favoured, trace=trace, reorder=reorder)
+
+
+Reorder = Callable[[list[tuple[RowId, float]]], Mapping[RowId, rerank.Reordered]]
+
+
+def _reorder(scope: sql.Scope, query: str, request: rerank.Request) -> Reorder:
+    """The cross-encoder's bonuses for the first kept candidates, their texts read in one statement."""
+
+    def bonuses(top: list[tuple[RowId, float]]) -> Mapping[RowId, rerank.Reordered]:
+        texts = sql.row_values(scope, [rid for rid, _ in top], ["content"])
+        return request.reorder(query, [(rid, fused, (texts.get(rid) or (None,))[0] or "") for rid, fused in top])
+
+    return bonuses
 
 
 def _row_facts(
@@ -373,6 +393,7 @@ def fuse(
     sources: Mapping[RowId, str] | None = None,
     favoured: frozenset[RowId] = frozenset(),
     trace: explain.Trace | None = None,
+    reorder: Reorder | None = None,
 ) -> list[Candidate]:
     """Score-aware fusion: each ranker's scores are z-normalised over its own candidates and
     summed with its weight (a record a ranker did not return gets that ranker's lowest z); a
@@ -388,8 +409,10 @@ def fuse(
     its keyword coverage, its vector evidence and its place, at most the confidence of the
     candidate before it; a caller's ``min_score`` (``Floor.on_score``) cuts the ranked list where
     it falls below. ``sources`` (row id → its source): the order is spread over sources
-    (``diversified``). ``favoured``: these rows gain ``FAVOUR_BONUS`` (``Favour``). ``trace``:
-    every number above is recorded for ``explain``.
+    (``diversified``). ``favoured``: these rows gain ``FAVOUR_BONUS`` (``Favour``). ``reorder``:
+    the first ``rerank.DEPTH`` of the kept, ordered, gain the bonuses it gives (``memories.rerank``)
+    and are ordered again among themselves, before the ``limit``. ``trace``: every number above is
+    recorded for ``explain``.
     """
     scores: dict[RowId, float] = {}
     created: dict[RowId, dt.datetime] = {}
@@ -424,13 +447,23 @@ def fuse(
         ordered = sorted(ids, key=lambda rid: (-scores[rid], -created[rid].timestamp()))
         return diversified(ordered, sources, scores) if sources is not None else ordered
 
+    def reranked(ordered: list[RowId]) -> list[RowId]:
+        if reorder is None:
+            return ordered
+        head = ordered[: rerank.DEPTH]
+        for rid, part in reorder([(rid, scores[rid]) for rid in head]).items():
+            scores[rid] += part.bonus
+            if trace is not None:
+                trace.entry(rid)["rerank"] = part.shown()
+        return best_first(head) + ordered[len(head) :]
+
     if floor.on_score:
-        ordered = best_first(list(created))
+        ordered = reranked(best_first(list(created)))
         pairs = [(rid, score) for rid, score in zip(ordered, shown(ordered), strict=True) if score >= floor.keep_from]
         kept, ordered, scored = {r for r, _ in pairs}, [r for r, _ in pairs][:limit], [v for _, v in pairs][:limit]
     else:
         kept = set(floor.keep(relevance, evidence))
-        ordered = best_first(list(kept))[:limit]
+        ordered = reranked(best_first(list(kept)))[:limit]
         scored = shown(ordered)
     if trace is not None:
         _trace_outcome(trace, floor, evidence, created, kept, ordered, scores, relevance, coverage, units)

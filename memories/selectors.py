@@ -23,7 +23,19 @@ from django.utils import timezone
 
 from accounts.keys import Principal
 from accounts.models import SCOPE_READ, Account, Workspace
-from memories import admission, explain, inputs, presenters, record_rules, search, sequence, sql, statuses, timewords
+from memories import (
+    admission,
+    explain,
+    inputs,
+    presenters,
+    record_rules,
+    rerank,
+    search,
+    sequence,
+    sql,
+    statuses,
+    timewords,
+)
 from memories.models import NOT_PRESENTED, Memory, MemoryRelation, visibility_key
 from memories.workspaces import ALL, workspace_state
 from mmw import replicas
@@ -187,7 +199,7 @@ def memory_search(*, principal: Principal, payload: Mapping[str, Any] | None) ->
         return asked.explained(answer)
     hits = search.hybrid_hits(
         scope, v["query"], v["limit"], principal.project.pk, floor=asked.floor, time_window=asked.window,
-        diversify=v["diversify"], trace=asked.trace, stats_of=stats_of,
+        diversify=v["diversify"], trace=asked.trace, stats_of=stats_of, reranked=asked.reranked,
     )  # fmt: skip
     freshness = statuses.Freshness(v["source_id"], v["current_source_hash"]) if v["current_source_hash"] else None
     answer["results"] = asked.traced(
@@ -210,6 +222,7 @@ class Asked:
     window: timewords.TimeWindow | None
     floor: search.Floor
     trace: explain.Trace | None
+    reranked: rerank.Request | None = None
 
     @classmethod
     def of(cls, v: Mapping[str, Any], text: str) -> Asked:
@@ -219,7 +232,7 @@ class Asked:
         if trace is not None:
             trace.notes["now"] = now.isoformat()
             trace.notes["time_window"] = window.as_dict() if window is not None else None
-        return cls(now, window, _floor(v), trace)
+        return cls(now, window, _floor(v), trace, rerank.Request() if v.get("rerank") else None)
 
     def window_shown(self) -> presenters.TimeWindowShown | None:
         if self.window is None:
@@ -245,9 +258,12 @@ class Asked:
         return results
 
     def explained(self, answer: Answered) -> Answered:
-        """``answer`` with the query-wide trace as its ``explain`` (when explaining)."""
+        """``answer`` with the query-wide trace as its ``explain`` (when explaining), and what became
+        of a ``rerank`` asked for as its ``rerank``."""
         if self.trace is not None:
             cast(dict[str, Any], answer)["explain"] = self.trace.summary()
+        if self.reranked is not None:
+            cast(dict[str, Any], answer)["rerank"] = self.reranked.shown()
         return answer
 
 

@@ -67,6 +67,7 @@ class SearchParams(TypedDict, total=False):
     now: str | None
     explain: bool | None
     diversify: bool | None
+    rerank: bool | None  # the cross-encoder reorders the first 20 (English; ~0.2 s)
 
 
 class RecallParams(TypedDict, total=False):
@@ -267,6 +268,15 @@ class TimeWindow(TypedDict):
     phrase: str
 
 
+class Reranked(TypedDict):
+    """With rerank=True: whether the cross-encoder reordered the results, and if not why."""
+
+    applied: bool
+    reason: str | None
+    candidates: int
+    model: str
+
+
 class SearchAnswer(WorkspaceEnvelope):
     query: NotRequired[str]
     results: list[Memory]
@@ -274,6 +284,7 @@ class SearchAnswer(WorkspaceEnvelope):
     time_window: TimeWindow | None
     pending_vectors: int  # records searched that are not embedded yet: a miss may be temporary (at most 1000)
     explain: NotRequired[dict[str, Any]]
+    rerank: NotRequired[Reranked]
 
 
 class HistoryAnswer(WorkspaceEnvelope):

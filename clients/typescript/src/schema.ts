@@ -914,6 +914,14 @@ export interface components {
             /** Format: uuid */
             project_id: string;
             query?: string;
+            /** @description With rerank: true: whether the cross-encoder reordered the results (docs/search.md). */
+            rerank?: {
+                applied: boolean;
+                candidates: number;
+                model: string;
+                /** @description Why not: not English, busy, unavailable… */
+                reason: string | null;
+            };
             results: components["schemas"]["Memory"][];
             tenant_id: string;
             /** @description The time the query's words point to, read against now; null when none. */
@@ -2997,7 +3005,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description With source_id: its current hash (other hashes come back stale). */
+                    /** @description With source_id: its current hash (others come back stale). */
                     current_source_hash?: string | null;
                     /**
                      * @description Spread results over sources. Each source_id's best result before any source's second, unless that second is clearly better.
@@ -3025,12 +3033,17 @@ export interface operations {
                     min_confidence?: number | null;
                     /** @description Only records at least this important (kind: tags). */
                     min_importance?: number | null;
-                    /** @description Minimum score (default: a calibrated floor; 0: all ranked). The floor leaves out what merely shares a common word or a vague meaning with the query. */
+                    /** @description Minimum score (default: calibrated floor; 0: all). The floor leaves out what merely shares a common word or a vague meaning with the query. */
                     min_score?: number | null;
                     /** @description When it is asked (RFC 3339). Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it into the answer's time_window, a soft preference. */
                     now?: string | null;
                     /** @description What you are looking for, in any language. Matched by meaning and by keywords. */
                     query: string;
+                    /**
+                     * @description Rerank the top 20 (English; ~0.2 s). A cross-encoder reorders the first 20 results; the answer's rerank says whether it ran.
+                     * @default false
+                     */
+                    rerank?: boolean;
                     /** @description Only this scope label. */
                     scope?: string | null;
                     /** @description Occurred at or after this RFC 3339 time. */
@@ -3302,7 +3315,7 @@ export interface operations {
                      * @default false
                      */
                     explain?: boolean;
-                    /** @description Minimum score (default: a calibrated floor; 0: all ranked). The floor leaves out what merely shares a common word or a vague meaning with the query. */
+                    /** @description Minimum score (default: calibrated floor; 0: all). The floor leaves out what merely shares a common word or a vague meaning with the query. */
                     min_score?: number | null;
                     /** @description When it is asked (RFC 3339). Default: now. Relative times in the query ("last week", "в мае", "le mois dernier") are read from it into the answer's time_window, a soft preference. */
                     now?: string | null;

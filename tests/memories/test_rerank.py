@@ -1,0 +1,167 @@
+"""``rerank: true``: the cross-encoder's second stage (``memories.rerank``). Its bonuses are the
+ones that reordered (recomputed from the trace), it is English only, bounded, and a search never
+fails for want of it."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pytest
+
+from memories import rerank
+from tests import live
+from tests.conftest import Tenancy
+from tests.live import LiveServer, mcp_call
+from tests.memories.rest import Api
+
+live_server = live.live_server
+
+CAMPING = {
+    "asks": "Caroline: Melanie, where have you camped? Where has Melanie camped, I wonder.",
+    "answers": "Melanie: Last summer we camped at the beach with the kids, in a tent by the dunes.",
+    "other": "Melanie: I painted a sunrise over the lake last year.",
+    "noise": "Caroline: The support group meets on Tuesdays at the community centre.",
+}
+
+
+class Favouring:
+    """A stand-in model whose logit is 10 for one text and 0 for the others."""
+
+    def __init__(self, favoured: str) -> None:
+        self.favoured = favoured
+
+    def logits(self, query: str, texts: list[str]) -> list[float]:
+        return [10.0 if t == self.favoured else 0.0 for t in texts]
+
+
+def fill(api: Api, rows: dict[str, str]) -> dict[str, str]:
+    return {key: api.ok_remember(content=text)["id"] for key, text in rows.items()}
+
+
+def _fused(entry: dict[str, Any]) -> float:
+    """A result's fused score from its trace: weight × (z + tie-break) summed, plus its bonuses."""
+    summed = sum(r["weight"] * (r["z"] + r["tie_break"]) for r in entry["rankings"].values())
+    return float(summed + entry.get("favoured", 0.0) + entry.get("rerank", {}).get("bonus", 0.0))
+
+
+def test_the_model_scores_an_answer_above_a_turn_that_merely_shares_its_words() -> None:
+    model = rerank._model()
+    assert model is not None
+    question = "Where has Melanie camped?"
+    answer, lookalike = model.logits(
+        question,
+        ["Melanie: We camped at Big Sur last summer.", "Caroline: Melanie sells camping gear and camp chairs."],
+    )
+    assert answer > lookalike + 2
+
+
+@pytest.mark.django_db
+def test_rerank_moves_the_favoured_record_first_and_the_trace_recomputes(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = Api(tenancy.alice.key)
+    ids = fill(api, CAMPING)
+    text_of = {ids[k]: v for k, v in CAMPING.items()}
+    query = "Where has Melanie camped?"
+    plain = api.search(query=query, min_score=0)
+    assert "rerank" not in plain
+    last = plain["results"][-1]["id"]  # the fusion's last, favoured by the stand-in model
+    monkeypatch.setattr(rerank, "_LOADED", [Favouring(text_of[last])])
+    found = api.search(query=query, min_score=0, rerank=True, explain=True)
+    assert found["rerank"] == {"applied": True, "reason": None, "candidates": 4, "model": rerank.MODEL_ID}
+    assert found["results"][0]["id"] == last
+    entries = [r["explain"] for r in found["results"]]
+    for entry in entries:
+        assert entry["fused"] == pytest.approx(_fused(entry), abs=1e-5)
+    fused = [e["fused"] for e in entries]
+    assert fused == sorted(fused, reverse=True)  # the order is the fused score's, bonus included
+    # Each bonus is WEIGHT × the spread of the fused scores before it × the logit's z-score.
+    before = [e["fused"] - e["rerank"]["bonus"] for e in entries]
+    logits = [e["rerank"]["logit"] for e in entries]
+    spread, mean, sd = statistics.pstdev(before), statistics.fmean(logits), statistics.pstdev(logits)
+    for entry, logit in zip(entries, logits, strict=True):
+        assert entry["rerank"]["z"] == pytest.approx((logit - mean) / sd, abs=1e-4)
+        assert entry["rerank"]["bonus"] == pytest.approx(rerank.WEIGHT * spread * entry["rerank"]["z"], abs=1e-4)
+
+
+@pytest.mark.django_db
+def test_rerank_leaves_a_question_in_another_language_in_the_fusions_order(tenancy: Tenancy) -> None:
+    api = Api(tenancy.alice.key)
+    fill(api, CAMPING)
+    query = "Где Мелани ходила в поход?"
+    plain = api.search(query=query, min_score=0)
+    found = api.search(query=query, min_score=0, rerank=True)
+    assert found["rerank"]["applied"] is False
+    assert found["rerank"]["reason"] == "not English"
+    assert [r["id"] for r in found["results"]] == [r["id"] for r in plain["results"]]
+
+
+@pytest.mark.django_db
+def test_a_busy_or_missing_reranker_answers_in_the_fusions_order(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = Api(tenancy.alice.key)
+    fill(api, CAMPING)
+    query = "Where has Melanie camped?"
+    plain = [r["id"] for r in api.search(query=query, min_score=0)["results"]]
+    monkeypatch.setattr(rerank, "WAIT_SECONDS", 0.05)
+    held = [rerank._SLOTS.acquire(blocking=False) for _ in range(rerank.SLOTS)]
+    try:
+        assert all(held)
+        busy = api.search(query=query, min_score=0, rerank=True)
+    finally:
+        for _ in held:
+            rerank._SLOTS.release()
+    assert busy["rerank"]["reason"] == "busy"
+    assert [r["id"] for r in busy["results"]] == plain
+    monkeypatch.setattr(rerank, "_LOADED", [None])
+    missing = api.search(query=query, min_score=0, rerank=True)
+    assert (missing["rerank"]["applied"], missing["rerank"]["reason"]) == (False, "reranker unavailable")
+    assert [r["id"] for r in missing["results"]] == plain
+
+
+@pytest.mark.django_db
+def test_rerank_must_be_a_boolean(tenancy: Tenancy) -> None:
+    status, body = Api(tenancy.alice.key).call("POST", "/memories/search", {"query": "camp", "rerank": "yes"})
+    assert status == 400
+    assert "rerank" in body["error"]["message"]
+
+
+def test_a_candidate_in_another_language_keeps_its_fused_score(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    class Counting:
+        def logits(self, query: str, texts: list[str]) -> list[float]:
+            seen.append(list(texts))
+            return [float(len(t) % 7) for t in texts]
+
+    monkeypatch.setattr(rerank, "_LOADED", [Counting()])
+    request = rerank.Request()
+    top = [(i, 10.0 - i, "the camping trip by the lake " * 10) for i in range(rerank.DEPTH)]
+    top[3] = (3, 7.0, "Мы ходили в поход")  # one candidate in another language: kept, bonus 0
+    out = request.reorder("where did we camp", top)
+    assert request.applied
+    assert len(seen[0]) == rerank.DEPTH - 1  # the candidate in another language is not scored
+    assert out[3] == rerank.Reordered(None, None, 0.0)
+    assert sum(p.z for p in out.values() if p.z is not None) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_english_is_read_from_the_letters_and_french_marks() -> None:
+    assert rerank.is_english("Melanie: We went camping at the beach.")
+    assert not rerank.is_english("Мелани ходила в поход")
+    assert not rerank.is_english("Où est la tente ?")
+    assert not rerank.is_english("キャンプに行きました")
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_mcp_search_reranks_like_rest(tenancy: Tenancy, live_server: LiveServer) -> None:
+    api = Api(tenancy.alice.key)
+    fill(api, CAMPING)
+    args = {"query": "Where has Melanie camped?", "min_score": 0, "rerank": True}
+    is_error, answer = mcp_call(live_server, tenancy.alice.key, "search", args)
+    assert not is_error, answer
+    assert isinstance(answer, dict)
+    assert answer["rerank"]["applied"] is True
+    assert [r["id"] for r in answer["results"]] == [r["id"] for r in api.search(**args)["results"]]
