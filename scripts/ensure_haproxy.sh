@@ -12,4 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends haproxy >/dev/null
-"$(command -v haproxy || echo /usr/sbin/haproxy)" -v | head -1
+# The version's first line, read whole: `| head -1` closed the pipe early and, under pipefail,
+# failed the script with SIGPIPE (exit 141) on the run that installed haproxy.
+version="$("$(command -v haproxy || echo /usr/sbin/haproxy)" -v)"
+echo "${version%%$'\n'*}"
