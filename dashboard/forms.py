@@ -107,6 +107,7 @@ class SearchForm(forms.Form):
     min_importance = forms.FloatField(required=False, min_value=0, max_value=1, label=_("Min importance"))
     latest_only = forms.BooleanField(required=False, label=_("Latest versions only"))
     why = forms.BooleanField(required=False, label=_("Why?"))  # explain: true (the signals that ranked)
+    rerank = forms.BooleanField(required=False, label=_("Rerank"))  # rerank: true (the cross-encoder, English)
     status = forms.ChoiceField(
         required=False,
         choices=[("", _("any")), ("conflict", _("conflict")), ("stale", _("stale"))],

@@ -82,11 +82,14 @@ class Request:
         """The bonuses of ``top`` (each candidate's id, fused score and text, best first, at most
         ``DEPTH``) for ``query``; empty when not reranked, with the reason recorded."""
         self.candidates = len(top)
+        if not is_english(query):
+            self.reason = "not English"
+            return {}
         if len(top) < 2:
             self.reason = "fewer than 2 candidates"
             return {}
         english = [is_english(text) for _, _, text in top]
-        if not is_english(query) or sum(english) < ENGLISH_SHARE * len(top):
+        if sum(english) < ENGLISH_SHARE * len(top):
             self.reason = "not English"
             return {}
         model = _model()

@@ -73,6 +73,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
     explained: dict[str, Any] | None = None
     elsewhere: list[Any] = []
     time_window: Any = None
+    reranked: Any = None
     if form.is_bound and not form.is_valid():
         error = "Fix the filters below."
     else:
@@ -85,8 +86,9 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
                 answer = memory_search(
                     principal=principal,
                     payload={"query": data["q"], "workspace": workspace, "limit": 50, "explain": bool(data.get("why")),
-                             **filters},
+                             "rerank": bool(data.get("rerank")), **filters},
                 )  # fmt: skip
+                reranked = answer.get("rerank")
                 results = [r for r in answer["results"] if status is None or r["status"] == status]
                 explained = answer.get("explain")
                 elsewhere = answer["other_workspaces"]
@@ -120,6 +122,7 @@ def memories(request: HttpRequest, project_id: uuid.UUID) -> HttpResponse:
         filtered=form.is_bound and _narrowed(request),
         mcp_url=mcp_url(),
         explained=explained,
+        reranked=reranked,
         elsewhere=elsewhere,
         time_window=time_window,
         status=400 if error else 200,

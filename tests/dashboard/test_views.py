@@ -592,3 +592,17 @@ def test_the_search_page_says_why_where_else_and_when(tenancy: Tenancy) -> None:
     timed = client.get(url, {"q": "the lamp I bought last month", "workspace": "*"}).content.decode()
     assert 'data-testid="time-window"' in timed
     assert "last month" in timed
+
+
+def test_the_search_page_reranks_when_asked_and_says_when_it_did_not(tenancy: Tenancy) -> None:
+    remember(tenancy.alice, "Melanie: We camped at Big Sur last summer.")
+    remember(tenancy.alice, "Caroline: Melanie sells camping gear and camp chairs.")
+    client = client_for(tenancy.alice.user)
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    plain = client.get(url, {"q": "Where has Melanie camped?", "workspace": "*"}).content.decode()
+    assert 'data-testid="reranked"' not in plain
+    asked = client.get(url, {"q": "Where has Melanie camped?", "workspace": "*", "rerank": "on"}).content.decode()
+    assert "The first 20 results were reordered by the cross-encoder." in asked
+    assert asked.index("Big Sur") < asked.index("camping gear")
+    russian = client.get(url, {"q": "Где Мелани ходила в поход?", "workspace": "*", "rerank": "on"}).content.decode()
+    assert "Not reranked: the cross-encoder reads English only." in russian
