@@ -189,11 +189,11 @@ def by_session_turns(who: Any, q: Question) -> list[str]:
     return ranked_sessions(_turns[q.qid][:TURNS])
 
 
-def by_records(who: Any, q: Question, diversify: bool = False) -> list[str]:
+def by_records(who: Any, q: Question, diversify: bool = False, rerank: bool = False) -> list[str]:
     from memories import selectors
 
     payload = {"query": q.text, "workspace": q.qid, "limit": LIMIT, "now": q.asked_at.isoformat(),
-               "diversify": diversify}  # fmt: skip
+               "diversify": diversify, "rerank": rerank}  # fmt: skip
     answer = selectors.memory_search(principal=who, payload=payload)
     return ranked_sessions([str(r["source_id"]) for r in answer["results"]])
 
@@ -201,6 +201,15 @@ def by_records(who: Any, q: Question, diversify: bool = False) -> list[str]:
 def by_records_spread(who: Any, q: Question) -> list[str]:
     """The records path with ``diversify: true`` (what ``recall_context`` always does)."""
     return by_records(who, q, diversify=True)
+
+
+def by_records_reranked(who: Any, q: Question) -> list[str]:
+    """The records path with ``rerank: true`` (the cross-encoder's second stage)."""
+    return by_records(who, q, rerank=True)
+
+
+def by_records_spread_reranked(who: Any, q: Question) -> list[str]:
+    return by_records(who, q, diversify=True, rerank=True)
 
 
 def bm25(unit: str) -> Asker:
@@ -271,6 +280,8 @@ def main() -> None:
     askers: dict[str, Asker] = {"MMW sessions": by_sessions, f"MMW sessions {TURNS} turns": by_session_turns,
                                 "MMW records": by_records,
                                 "MMW records diversify": by_records_spread,
+                                "MMW records rerank": by_records_reranked,
+                                "MMW records diversify rerank": by_records_spread_reranked,
                                 "BM25 sessions": bm25("sessions"), "BM25 records": bm25("records")}  # fmt: skip
     results: dict[str, Any] = {}
     for label, ask in askers.items():

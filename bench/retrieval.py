@@ -238,8 +238,11 @@ def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend
 
     with common.stopwatch() as query_time, ThreadPoolExecutor(QUERY_WORKERS) as pool:
         rankings = dict(pool.map(ask, data.queries))
-    # The same questions again with ``rerank: true`` (the cross-encoder's second stage).
-    with common.stopwatch() as rerank_time, ThreadPoolExecutor(QUERY_WORKERS) as pool:
+    # The same questions again with ``rerank: true`` (the cross-encoder's second stage), from as
+    # many clients as the server reranks and lets wait at once (more are answered "busy").
+    from memories import rerank as reranker
+
+    with common.stopwatch() as rerank_time, ThreadPoolExecutor(reranker.SLOTS + reranker.WAITING) as pool:
         reranked = dict(pool.map(lambda q: ask(q, rerank=True), data.queries))
     log(f"{data.name}: asked again with rerank in {rerank_time():.1f}s, applied to {sum(applied)} of {len(applied)}")
     return MMWRun(rankings, load_seconds, query_time(), failures, retries, bench_vectors, reranked, rerank_time())

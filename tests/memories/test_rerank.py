@@ -4,12 +4,15 @@ fails for want of it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import statistics
+import time
 from typing import Any
 
 import pytest
 
-from memories import rerank
+from memories import rerank, search
+from memories.dense import RowId
 from tests import live
 from tests.conftest import Tenancy
 from tests.live import LiveServer, mcp_call
@@ -33,6 +36,11 @@ class Favouring:
 
     def logits(self, query: str, texts: list[str]) -> list[float]:
         return [10.0 if t == self.favoured else 0.0 for t in texts]
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, model: Any) -> None:
+    """This process's reranker, for one test: ``model`` (None: as if it failed to load)."""
+    monkeypatch.setattr(rerank, "_LOADED", [rerank.Loaded(model, time.monotonic())])
 
 
 def fill(api: Api, rows: dict[str, str]) -> dict[str, str]:
@@ -67,7 +75,7 @@ def test_rerank_moves_the_favoured_record_first_and_the_trace_recomputes(
     plain = api.search(query=query, min_score=0)
     assert "rerank" not in plain
     last = plain["results"][-1]["id"]  # the fusion's last, favoured by the stand-in model
-    monkeypatch.setattr(rerank, "_LOADED", [Favouring(text_of[last])])
+    use_model(monkeypatch, Favouring(text_of[last]))
     found = api.search(query=query, min_score=0, rerank=True, explain=True)
     assert found["rerank"] == {"applied": True, "reason": None, "candidates": 4, "model": rerank.MODEL_ID}
     assert found["results"][0]["id"] == last
@@ -115,7 +123,7 @@ def test_a_busy_or_missing_reranker_answers_in_the_fusions_order(
             rerank._SLOTS.release()
     assert busy["rerank"]["reason"] == "busy"
     assert [r["id"] for r in busy["results"]] == plain
-    monkeypatch.setattr(rerank, "_LOADED", [None])
+    use_model(monkeypatch, None)
     missing = api.search(query=query, min_score=0, rerank=True)
     assert (missing["rerank"]["applied"], missing["rerank"]["reason"]) == (False, "reranker unavailable")
     assert [r["id"] for r in missing["results"]] == plain
@@ -134,24 +142,121 @@ def test_a_candidate_in_another_language_keeps_its_fused_score(monkeypatch: pyte
     class Counting:
         def logits(self, query: str, texts: list[str]) -> list[float]:
             seen.append(list(texts))
-            return [float(len(t) % 7) for t in texts]
+            return [float(len(t)) for t in texts]
 
-    monkeypatch.setattr(rerank, "_LOADED", [Counting()])
+    use_model(monkeypatch, Counting())
     request = rerank.Request()
-    top = [(i, 10.0 - i, "the camping trip by the lake " * 10) for i in range(rerank.DEPTH)]
+    top = [(i, 10.0 - i, f"We went camping by the lake {'and the hills ' * i}") for i in range(rerank.DEPTH)]
     top[3] = (3, 7.0, "Мы ходили в поход")  # one candidate in another language: kept, bonus 0
     out = request.reorder("where did we camp", top)
     assert request.applied
     assert len(seen[0]) == rerank.DEPTH - 1  # the candidate in another language is not scored
+    assert "Мы ходили в поход" not in seen[0]
     assert out[3] == rerank.Reordered(None, None, 0.0)
-    assert sum(p.z for p in out.values() if p.z is not None) == pytest.approx(0.0, abs=1e-9)
+    zs = [p.z for p in out.values() if p.z is not None]
+    assert len(set(zs)) == rerank.DEPTH - 1  # distinct logits, distinct z-scores
+    assert sum(zs) == pytest.approx(0.0, abs=1e-9)
+    assert out[19].bonus > 0 > out[0].bonus  # the longest text had the highest logit
 
 
-def test_english_is_read_from_the_letters_and_french_marks() -> None:
-    assert rerank.is_english("Melanie: We went camping at the beach.")
-    assert not rerank.is_english("Мелани ходила в поход")
-    assert not rerank.is_english("Où est la tente ?")
-    assert not rerank.is_english("キャンプに行きました")
+def _rows(n: int) -> list[search.Candidate]:
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    return [search.Candidate(i, float(n - i), start, relevance=0.9 - i / 100) for i in range(n)]
+
+
+def _fuse(reorder: search.Reorder | None, **kw: Any) -> list[search.Candidate]:
+    return search.fuse([search.Ranking(_rows(30), 1.0, "keyword")], 30, reorder=reorder, **kw)
+
+
+def test_only_the_first_20_are_reordered_and_the_shown_scores_stay_the_fusions() -> None:
+    asked: list[list[int]] = []
+
+    def lift_the_20th(top: list[tuple[RowId, float]]) -> dict[RowId, rerank.Reordered]:
+        asked.append([int(rid) for rid, _ in top])
+        return {rid: rerank.Reordered(1.0, 1.0, 100.0 if rid == 19 else 0.0) for rid, _ in top}
+
+    plain = _fuse(None)
+    moved = _fuse(lift_the_20th)
+    assert asked == [list(range(rerank.DEPTH))]  # the fusion's first 20, nothing past them
+    assert [c.id for c in moved] == [19, *range(19), *range(20, 30)]
+    assert [c.confidence for c in moved] == [c.confidence for c in plain]  # place by place
+
+
+def test_no_bonus_leaves_the_order_as_it_was_even_when_spread_over_sources() -> None:
+    # Sources where the spread of the first 20 alone differs from the spread of all 30.
+    sources = {i: f"s{digit}" for i, digit in enumerate("322100222231113003303203212110")}
+    plain = _fuse(None, sources=sources)
+    refused = _fuse(lambda top: {}, sources=sources)  # not English, busy, unavailable, failed
+    assert [c.id for c in refused] == [c.id for c in plain]
+
+
+def test_min_score_cuts_the_fusions_order_before_the_rerank() -> None:
+    floor = search.Floor.strict(0.05)
+
+    def lift_the_last(top: list[tuple[RowId, float]]) -> dict[RowId, rerank.Reordered]:
+        last = top[-1][0]
+        return {rid: rerank.Reordered(1.0, 1.0, 100.0 if rid == last else 0.0) for rid, _ in top}
+
+    plain = search.fuse([search.Ranking(_rows(30), 1.0, "keyword")], 30, floor)
+    moved = search.fuse([search.Ranking(_rows(30), 1.0, "keyword")], 30, floor, reorder=lift_the_last)
+    assert plain  # the case keeps some and cuts some
+    assert len(plain) < 30
+    assert {c.id for c in moved} == {c.id for c in plain}
+    assert moved[0].id == plain[min(len(plain), rerank.DEPTH) - 1].id
+    assert [c.confidence for c in moved] == [c.confidence for c in plain]
+    assert all(c.confidence >= 0.05 for c in moved)
+
+
+@pytest.mark.django_db
+def test_a_failing_model_answers_in_the_fusions_order(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing:
+        def logits(self, query: str, texts: list[str]) -> list[float]:
+            raise RuntimeError("onnxruntime: out of memory")
+
+    api = Api(tenancy.alice.key)
+    fill(api, CAMPING)
+    query = "Where has Melanie camped?"
+    plain = [r["id"] for r in api.search(query=query, min_score=0)["results"]]
+    use_model(monkeypatch, Failing())
+    failed = api.search(query=query, min_score=0, rerank=True)
+    assert (failed["rerank"]["applied"], failed["rerank"]["reason"]) == (False, "reranker failed")
+    assert [r["id"] for r in failed["results"]] == plain
+
+
+def test_a_rerank_past_the_waiting_room_is_refused_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_model(monkeypatch, Favouring("x"))
+    monkeypatch.setattr(rerank, "WAIT_SECONDS", 30.0)  # a wait would show
+    held = [rerank._GATE.acquire(blocking=False) for _ in range(rerank.SLOTS + rerank.WAITING)]
+    try:
+        assert all(held)
+        request = rerank.Request()
+        started = time.monotonic()
+        assert request.reorder("where did we camp", [(1, 2.0, "we camped here"), (2, 1.0, "x")]) == {}
+        assert time.monotonic() - started < 5
+    finally:
+        for _ in held:
+            rerank._GATE.release()
+    assert request.reason == "busy"
+
+
+def test_english_is_read_from_the_letters_and_the_function_words() -> None:
+    for english in (
+        "Melanie: We went camping at the beach.",
+        "What did Melanie say about La Jolla?",  # "la" alone does not make it French
+        "Les Misérables was her favourite show",
+        "Melanie camping",  # a few keywords, no mark of another language
+    ):
+        assert rerank.is_english(english), english
+    for other in (
+        "Мелани ходила в поход",
+        "Où est la tente ?",
+        "Wo hat Melanie gezeltet?",
+        "¿Dónde acampó Melanie?",
+        "Ich habe in München gewohnt",
+        "キャンプに行きました",
+    ):
+        assert not rerank.is_english(other), other
+    assert rerank.is_english("We camped by the lake. " * 100 + "Au revoir, mes amis, à la prochaine.")
 
 
 @pytest.mark.slow
