@@ -3039,7 +3039,7 @@ export interface operations {
                     /** @description What you are looking for, in any language. Matched by meaning and by keywords. */
                     query: string;
                     /**
-                     * @description Rerank the top 20 (English; ~0.2 s). A cross-encoder reorders the first 20 results; the answer's rerank says whether it ran.
+                     * @description Rerank the top 20 (English; ~0.25 s). A cross-encoder reorders the first 20 results; the answer's rerank says whether it ran.
                      * @default false
                      */
                     rerank?: boolean;
