@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -40,14 +41,25 @@ def _bin(command: str) -> str:
 
 
 def _run(command: str, *args: str, timeout: float = STEP_SECONDS) -> str:
-    """A PostgreSQL program, as the ``pgserver`` user under root (PostgreSQL refuses root)."""
+    """A PostgreSQL program, as the ``pgserver`` user under root (PostgreSQL refuses root), in a
+    process group of its own: on a timeout the whole group is killed. ``pg_basebackup -X stream``
+    forks a WAL-streaming child; killing the parent alone (``subprocess.run``'s timeout) left that
+    child and its walsender alive, and the walsender then held every ``DROP DATABASE`` of the
+    suite's teardown for 15 minutes (a loaded fresh-clone run, 2026-12-06)."""
     kwargs: dict[str, Any] = {"user": "pgserver"} if os.geteuid() == 0 else {}
-    done = subprocess.run(
-        [_bin(command), *args], capture_output=True, text=True, timeout=timeout, check=False, **kwargs
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
-    return str(done.stdout)
+    proc = subprocess.Popen(
+        [_bin(command), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, **kwargs,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    if proc.returncode != 0:
+        raise RuntimeError(f"{command} failed ({proc.returncode}): {err.strip() or out.strip()}")
+    return str(out)
 
 
 class Standby:
