@@ -230,8 +230,7 @@ def run_mmw(server: common.Server, tenant: common.Tenant, data: Dataset, backend
     applied: list[bool] = []
 
     def ask(query: Query, rerank: bool = False) -> tuple[str, list[str]]:
-        body = {"query": query.text, "workspace": query.workspace, "limit": LIMIT}
-        answer = client().search({**body, "rerank": True} if rerank else body)
+        answer = client().search({"query": query.text, "workspace": query.workspace, "limit": LIMIT, "rerank": rerank})
         if rerank:
             applied.append(answer["rerank"]["applied"])
         return query.qid, [ids.get(r["id"], "?") for r in answer["results"]]

@@ -297,8 +297,8 @@ def _reorder(scope: sql.Scope, query: str, request: rerank.Request) -> Reorder:
     """The cross-encoder's bonuses for the first kept candidates, their texts read in one statement."""
 
     def bonuses(top: list[tuple[RowId, float]]) -> Mapping[RowId, rerank.Reordered]:
-        texts = sql.row_texts(scope, [rid for rid, _ in top], "content", rerank.MAX_CHARS)
-        return request.reorder(query, [(rid, fused, texts.get(rid, "")) for rid, fused in top])
+        texts = sql.row_values(scope, [rid for rid, _ in top], ["content"], chars=rerank.MAX_CHARS)
+        return request.reorder(query, [(rid, fused, (texts.get(rid) or (None,))[0] or "") for rid, fused in top])
 
     return bonuses
 

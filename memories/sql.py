@@ -511,30 +511,21 @@ def workspaces_of(scope: Scope, ids: Sequence[Any], limit: int) -> list[tuple[st
         return [(str(name), int(n)) for name, n, _ in cursor.fetchall()]
 
 
-def row_texts(scope: Scope, ids: Sequence[Any], column: str, chars: int) -> dict[Any, str]:
-    """The first ``chars`` characters of ``column`` (a record's ``content``) of each of ``ids``
-    (rows of ``scope``'s table), in one statement: the cut is PostgreSQL's, so a long record is
-    not read whole to be cut here."""
-    if not ids:
-        return {}
-    table = scope.table
-    statement = (
-        f'SELECT {table}.id, left({table}."{column}"::text, %s) FROM {table}'  # noqa: S608 - names from the model
-        f" WHERE {table}.id = ANY(%s::{_id_type(ids)}[])"
-    )
-    with connections[scope.using].cursor() as cursor:
-        cursor.execute(statement, [chars, [str(i) for i in ids]])
-        return {row[0]: row[1] or "" for row in cursor.fetchall()}
-
-
-def row_values(scope: Scope, ids: Sequence[Any], columns: Sequence[str]) -> dict[Any, tuple[str | None, ...]]:
-    """``columns`` (a record's ``source_id``, a turn's ``session_id`` or ``role``) of each of ``ids``
-    (rows of ``scope``'s table), as text (None where null), in one statement."""
+def row_values(
+    scope: Scope, ids: Sequence[Any], columns: Sequence[str], *, chars: int | None = None
+) -> dict[Any, tuple[str | None, ...]]:
+    """``columns`` (a record's ``source_id`` or ``content``, a turn's ``session_id`` or ``role``) of
+    each of ``ids`` (rows of ``scope``'s table), as text (None where null), in one statement.
+    ``chars``: each value cut to its first ``chars`` characters by PostgreSQL, so a long record is
+    not read whole to be cut here (the reranker's texts)."""
     if not ids or not columns:
         return {}
     table = scope.table
     wanted = [str(i) for i in ids]
-    selected = ", ".join(f'{table}."{column}"::text' for column in columns)
+    values = [f'{table}."{column}"::text' for column in columns]
+    if chars is not None:
+        values = [f"left({value}, {int(chars)})" for value in values]
+    selected = ", ".join(values)
     statement = (
         f"SELECT {table}.id, {selected} FROM {table}"  # noqa: S608 - names from the model
         f" WHERE {table}.id = ANY(%s::{_id_type(ids)}[])"

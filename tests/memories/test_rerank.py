@@ -270,3 +270,25 @@ def test_mcp_search_reranks_like_rest(tenancy: Tenancy, live_server: LiveServer)
     assert isinstance(answer, dict)
     assert answer["rerank"]["applied"] is True
     assert [r["id"] for r in answer["results"]] == [r["id"] for r in api.search(**args)["results"]]
+
+
+@pytest.mark.django_db
+def test_the_model_reads_each_record_cut_to_its_first_characters(
+    tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+
+    class Reading:
+        def logits(self, query: str, texts: list[str]) -> list[float]:
+            seen.extend(texts)
+            return [float(i) for i in range(len(texts))]
+
+    api = Api(tenancy.alice.key)
+    fill(api, CAMPING)
+    long = "Melanie: we camped at Big Sur, and the tent was by the sea. " * 100  # 6,000 characters
+    api.ok_remember(content=long)
+    use_model(monkeypatch, Reading())
+    found = api.search(query="Where has Melanie camped?", min_score=0, rerank=True)
+    assert found["rerank"]["applied"] is True
+    assert long[: rerank.MAX_CHARS] in seen
+    assert max(len(t) for t in seen) == rerank.MAX_CHARS
