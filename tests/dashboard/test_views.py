@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from django.utils import timezone
 from accounts.keys import resolve_key
 from accounts.models import Account, ApiKey, AuditEvent, Project, Workspace
 from dashboard.principals import principal_for_user
+from memories import rerank
 from memories.models import Memory
 from memories.services import memory_remember
 from orgs.models import Invitation, Membership
@@ -606,3 +608,17 @@ def test_the_search_page_reranks_when_asked_and_says_when_it_did_not(tenancy: Te
     assert asked.index("Big Sur") < asked.index("camping gear")
     russian = client.get(url, {"q": "Где Мелани ходила в поход?", "workspace": "*", "rerank": "on"}).content.decode()
     assert "Not reranked: the cross-encoder reads English only." in russian
+
+
+def test_the_search_page_says_when_the_reranker_failed(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing:
+        def logits(self, query: str, texts: list[str]) -> list[float]:
+            raise RuntimeError("onnxruntime: out of memory")
+
+    remember(tenancy.alice, "Melanie: We camped at Big Sur last summer.")
+    remember(tenancy.alice, "Caroline: Melanie sells camping gear and camp chairs.")
+    monkeypatch.setattr(rerank, "_LOADED", [rerank.Loaded(Failing(), time.monotonic())])
+    url = reverse("dashboard:memories", args=[tenancy.alice.project.pk])
+    page = client_for(tenancy.alice.user).get(url, {"q": "Where has Melanie camped?", "workspace": "*", "rerank": "on"})
+    assert page.status_code == 200
+    assert "Not reranked: the cross-encoder failed on this search; the usual order is shown." in page.content.decode()
