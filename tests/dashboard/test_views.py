@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -612,7 +613,7 @@ def test_the_search_page_reranks_when_asked_and_says_when_it_did_not(tenancy: Te
 
 def test_the_search_page_says_when_the_reranker_failed(tenancy: Tenancy, monkeypatch: pytest.MonkeyPatch) -> None:
     class Failing:
-        def logits(self, query: str, texts: list[str]) -> list[float]:
+        def logits(self, query: str, texts: Sequence[str]) -> list[float]:
             raise RuntimeError("onnxruntime: out of memory")
 
     remember(tenancy.alice, "Melanie: We camped at Big Sur last summer.")
